@@ -1,0 +1,1 @@
+"""Read queries for the patient browser."""

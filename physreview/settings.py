@@ -1,0 +1,185 @@
+"""PhysReview settings: the one place configuration is read, only from environment variables.
+
+Every variable has a default that is safe for the local demo (SQLite file under ``var/``, tasks
+run in-process, the offline ``rules`` LLM backend). A value that cannot be parsed stops start-up
+with :class:`~django.core.exceptions.ImproperlyConfigured` naming the variable and the value.
+"""
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("PHYSREVIEW_VAR_DIR", BASE_DIR / "var"))
+
+env = environ.Env()
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _bool(name: str, default: bool) -> bool:
+    """Strict boolean: django-environ maps any unknown word to False, which hides typos."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use one of: true, false, 1, 0, yes, no).")
+
+
+def _url(name: str, default: str | None, *, schemes: set[str]) -> str | None:
+    raw = os.environ.get(name, default)
+    if raw is None or raw == "":
+        return None
+    scheme = urlsplit(raw).scheme
+    if scheme not in schemes:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} has scheme {scheme or '(none)'!r}; expected one of {', '.join(sorted(schemes))}."
+        )
+    return raw
+
+
+def _secret_key() -> str:
+    """``SECRET_KEY`` from the environment, else a random key kept in var/ (never a key in the code)."""
+    if key := os.environ.get("SECRET_KEY"):
+        if len(key) < 32:
+            raise ImproperlyConfigured("SECRET_KEY is set but shorter than 32 characters.")
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = _bool("DEBUG", False)
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")]
+if not all(ALLOWED_HOSTS):
+    raise ImproperlyConfigured(f"ALLOWED_HOSTS={os.environ.get('ALLOWED_HOSTS')!r} contains an empty host name.")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_htmx",
+    "template_partials",
+    "rest_framework",
+    "ehr",
+    "scenarios",
+    "annotations",
+    "evaluation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "physreview.urls"
+WSGI_APPLICATION = "physreview.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------------
+_default_db = f"sqlite:///{VAR_DIR / 'physreview.sqlite3'}"
+_db_url = _url("DATABASE_URL", _default_db, schemes={"sqlite", "postgres", "postgresql", "pgsql"})
+try:
+    DATABASES = {"default": env.db_url_config(_db_url)}
+except Exception as exc:  # django-environ raises several types for a malformed URL
+    raise ImproperlyConfigured(f"DATABASE_URL={_db_url!r} cannot be parsed: {exc}") from exc
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # The importer writes in large transactions; a busy timeout keeps the dev server from failing meanwhile.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "ehr:patient_list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+TIME_ZONE = "UTC"
+USE_I18N = True
+# MIMIC times are naive local clock times; the app stores and shows them as UTC wall time.
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+# --- Celery -----------------------------------------------------------------------------------
+CELERY_BROKER_URL = _url("CELERY_BROKER_URL", None, schemes={"redis", "rediss", "amqp", "memory"})
+CELERY_RESULT_BACKEND = _url(
+    "CELERY_RESULT_BACKEND",
+    CELERY_BROKER_URL if CELERY_BROKER_URL and CELERY_BROKER_URL.startswith("redis") else None,
+    schemes={"redis", "rediss", "cache", "django-db"},
+)
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# Tasks are written to be idempotent, so a task is acknowledged only once it has finished.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- LLM endpoints (used from the generation pipeline on) --------------------------------------
+OPENAI_BASE_URL = _url("OPENAI_BASE_URL", None, schemes={"http", "https"})
+# The key is read where a client is built and never stored elsewhere; only its presence is known here.
+OPENAI_API_KEY_SET = bool(os.environ.get("OPENAI_API_KEY"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,35 @@
+"""Shared fixtures.
+
+The bundled demo cohort (``ehr/data/demo_cohort``) is imported once into the test database
+with the real importer, so tool and page tests run against the same records the demo serves.
+pytest-django runs transactional tests last; ``demo_cohort`` reloads the data if one of them
+flushed it.
+"""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+DEMO_COHORT_DIR = Path(settings.BASE_DIR) / "ehr" / "data" / "demo_cohort"
+
+
+def _load_demo_cohort() -> None:
+    from ehr.models import Patient
+
+    if not Patient.objects.exists():
+        call_command("import_mimic", str(DEMO_COHORT_DIR), "--quiet")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        _load_demo_cohort()
+
+
+@pytest.fixture
+def demo_cohort(db):
+    """The demo cohort, present in the database (reloaded after a transactional test flushed it)."""
+    _load_demo_cohort()
+    return DEMO_COHORT_DIR
