@@ -1,1 +1,134 @@
-"""Read queries for the patient browser."""
+"""Read queries behind the patient browser (the raw record, not the FHIR tool view)."""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Count, Max, Min, Q
+from django.http import Http404
+
+from ehr.models import (
+    Admission,
+    DiagnosisIcd,
+    DIcdDiagnosis,
+    DischargeNote,
+    DLabItem,
+    LabEvent,
+    MicrobiologyEvent,
+    Patient,
+    Prescription,
+    RadiologyNote,
+)
+
+
+@dataclass
+class PatientRow:
+    patient: Patient
+    admissions: list[Admission] = field(default_factory=list)
+
+
+def patient_rows(*, query: str = "", limit: int = 200) -> list[PatientRow]:
+    """Patients with their admissions, two queries whatever the number of patients."""
+    patients = Patient.objects.order_by("subject_id")
+    if query.isdigit():
+        patients = patients.filter(
+            Q(subject_id=int(query))
+            | Q(subject_id__in=Admission.objects.filter(hadm_id=int(query)).values("subject_id"))
+        )
+    elif query:
+        subjects = DiagnosisIcd.objects.filter(
+            icd_code__in=DIcdDiagnosis.objects.filter(long_title__icontains=query).values("icd_code")
+        ).values("subject_id")
+        patients = patients.filter(subject_id__in=subjects)
+    rows = {p.subject_id: PatientRow(patient=p) for p in patients[:limit]}
+    for adm in Admission.objects.filter(subject_id__in=rows).order_by("admittime"):
+        rows[adm.subject_id].admissions.append(adm)
+    return list(rows.values())
+
+
+def cohort_counts() -> dict[str, int]:
+    return {
+        "patients": Patient.objects.count(),
+        "admissions": Admission.objects.count(),
+        "lab_events": LabEvent.objects.count(),
+    }
+
+
+@dataclass
+class LabSeries:
+    itemid: int
+    label: str
+    fluid: str
+    unit: str
+    points: list[LabEvent]
+
+    @property
+    def latest(self) -> LabEvent:
+        return self.points[-1]
+
+    @property
+    def abnormal(self) -> bool:
+        return any(p.flag for p in self.points)
+
+
+def _diagnoses(hadm_id: int) -> list[dict]:
+    rows = list(DiagnosisIcd.objects.filter(hadm_id=hadm_id).order_by("seq_num"))
+    titles = {
+        (d.icd_code, d.icd_version): d.long_title
+        for d in DIcdDiagnosis.objects.filter(icd_code__in=[r.icd_code for r in rows])
+    }
+    return [
+        {"row": r, "title": titles.get((r.icd_code, r.icd_version), "(title not in d_icd_diagnoses)")} for r in rows
+    ]
+
+
+def _lab_series(hadm_id: int) -> list[LabSeries]:
+    events = list(LabEvent.objects.filter(hadm_id=hadm_id).order_by("charttime"))
+    items = {i.itemid: i for i in DLabItem.objects.filter(itemid__in={e.itemid for e in events})}
+    grouped: dict[int, list[LabEvent]] = defaultdict(list)
+    for event in events:
+        grouped[event.itemid].append(event)
+    series = []
+    for itemid, points in grouped.items():
+        item = items.get(itemid)
+        series.append(
+            LabSeries(
+                itemid=itemid,
+                label=item.label if item and item.label else f"item {itemid}",
+                fluid=(item.fluid or "") if item else "",
+                unit=next((p.valueuom for p in points if p.valueuom), ""),
+                points=points,
+            )
+        )
+    return sorted(series, key=lambda s: (not s.abnormal, s.label))
+
+
+def admission_overview(*, hadm_id: int) -> dict:
+    """Everything the admission page shows, in a fixed number of queries."""
+    try:
+        admission = Admission.objects.get(hadm_id=hadm_id)
+    except Admission.DoesNotExist as exc:
+        raise Http404(f"No admission {hadm_id}") from exc
+    patient = Patient.objects.filter(subject_id=admission.subject_id).first()
+    other_admissions = Admission.objects.filter(subject_id=admission.subject_id).exclude(hadm_id=hadm_id)
+    span = LabEvent.objects.filter(hadm_id=hadm_id).aggregate(first=Min("charttime"), last=Max("charttime"))
+    return {
+        "admission": admission,
+        "patient": patient,
+        "age_at_admission": _age_at(patient, admission.admittime) if patient else None,
+        "other_admissions": other_admissions.order_by("admittime"),
+        "diagnoses": _diagnoses(hadm_id),
+        "labs": _lab_series(hadm_id),
+        "lab_span": span,
+        "prescriptions": Prescription.objects.filter(hadm_id=hadm_id).order_by("starttime", "drug"),
+        "micro": MicrobiologyEvent.objects.filter(hadm_id=hadm_id).order_by("chartdate", "test_seq", "ab_name"),
+        "micro_count": MicrobiologyEvent.objects.filter(hadm_id=hadm_id)
+        .values("micro_specimen_id")
+        .aggregate(n=Count("micro_specimen_id", distinct=True))["n"],
+        "discharge_notes": DischargeNote.objects.filter(hadm_id=hadm_id).order_by("charttime"),
+        "radiology_notes": RadiologyNote.objects.filter(hadm_id=hadm_id).order_by("charttime"),
+    }
+
+
+def _age_at(patient: Patient, when: datetime) -> int:
+    return patient.anchor_age + (when.year - patient.anchor_year)

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
+    "physreview",
     "ehr",
     "scenarios",
     "annotations",

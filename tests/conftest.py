@@ -33,3 +33,17 @@ def demo_cohort(db):
     """The demo cohort, present in the database (reloaded after a transactional test flushed it)."""
     _load_demo_cohort()
     return DEMO_COHORT_DIR
+
+
+@pytest.fixture(autouse=True)
+def _celery_in_process(request):
+    """Tasks run in-process in tests unless a test asks for the real worker (marker ``celery_worker``)."""
+    from physreview.celery import app
+
+    if request.node.get_closest_marker("celery_worker"):
+        yield
+        return
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous

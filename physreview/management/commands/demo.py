@@ -1,0 +1,23 @@
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from physreview.demo import prepare_demo
+
+
+class Command(BaseCommand):
+    help = "Prepare the demo (migrate, load the bundled cohort, create users) and serve it on 127.0.0.1:8000."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-serve", action="store_true", help="Prepare only; do not start the server.")
+        parser.add_argument("--addrport", default="127.0.0.1:8000", help="Where to serve (default 127.0.0.1:8000).")
+        parser.add_argument("--quiet", action="store_true", help="No progress bars.")
+
+    def handle(self, *args, no_serve: bool, addrport: str, quiet: bool, **options):
+        users = prepare_demo(quiet=quiet)
+        self.stdout.write(self.style.SUCCESS("Demo ready."))
+        self.stdout.write(f"Open http://{addrport}/ and log in with one of:")
+        for user in users:
+            self.stdout.write(f"  {user.role:<12} username: {user.username:<18} password: {user.password}")
+        self.stdout.write("(credentials are kept in var/demo_credentials.json)")
+        if not no_serve:
+            call_command("runserver", addrport, use_reloader=False)

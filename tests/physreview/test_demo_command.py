@@ -1,0 +1,30 @@
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from ehr.mimic_tables import TABLES
+
+
+def _counts() -> dict[str, int]:
+    return {name: spec.model.objects.count() for name, spec in TABLES.items()}
+
+
+def test_demo_no_serve_is_idempotent_and_prints_logins(demo_cohort, settings, tmp_path, capsys):
+    settings.VAR_DIR = tmp_path
+    call_command("demo", "--no-serve", "--quiet")
+    first_counts = _counts()
+    first_out = capsys.readouterr().out
+    call_command("demo", "--no-serve", "--quiet")
+    second_out = capsys.readouterr().out
+
+    assert _counts() == first_counts
+    assert first_counts["patients"] > 0 and first_counts["labevents"] > 0
+    # Same printed credentials both times, and they work.
+    assert first_out == second_out
+    user_model = get_user_model()
+    for role in ("reviewer", "adjudicator", "admin"):
+        line = next(line for line in first_out.splitlines() if f"username: demo_{role}" in line)
+        password = line.rsplit("password: ", 1)[1].strip()
+        assert user_model.objects.get(username=f"demo_{role}").check_password(password)
+        assert user_model.objects.get(username=f"demo_{role}").groups.filter(name=role).exists()
+    assert user_model.objects.get(username="demo_admin").is_superuser
+    assert not user_model.objects.get(username="demo_reviewer").is_staff

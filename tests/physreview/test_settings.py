@@ -1,0 +1,76 @@
+"""Settings come only from the environment; a bad value stops start-up with a message naming it."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+
+BASE_ENV = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG"}}
+
+
+def _start(env: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)",
+        ],
+        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path), **env},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("DEBUG", "maybe", "DEBUG='maybe' is not a boolean"),
+        ("DATABASE_URL", "mysql://root@localhost/x", "DATABASE_URL='mysql://root@localhost/x' has scheme 'mysql'"),
+        ("CELERY_BROKER_URL", "localhost:6379", "CELERY_BROKER_URL='localhost:6379' has scheme 'localhost'"),
+        ("SECRET_KEY", "short", "SECRET_KEY is set but shorter than 32 characters"),
+        ("OPENAI_BASE_URL", "api.example", "OPENAI_BASE_URL='api.example' has scheme '(none)'"),
+        ("ALLOWED_HOSTS", "a,,b", "ALLOWED_HOSTS='a,,b' contains an empty host name"),
+    ],
+)
+def test_bad_environment_value_fails_at_start_with_its_name(name, value, expected, tmp_path):
+    result = _start({name: value}, tmp_path)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert expected in result.stderr
+
+
+def test_defaults_are_demo_safe(tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s;"
+            "print(s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.DEBUG,"
+            " s.CELERY_TASK_ALWAYS_EAGER, len(s.SECRET_KEY) >= 50)",
+        ],
+        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path)},
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    engine, name, debug, eager, key_ok = result.stdout.split()
+    assert engine == "django.db.backends.sqlite3"
+    assert name == str(tmp_path / "physreview.sqlite3")
+    assert (debug, eager, key_ok) == ("False", "True", "True")
+    # The generated secret key is kept, so sessions survive restarts.
+    assert (tmp_path / "secret_key").read_text().strip()
+
+
+def test_valid_postgres_url_and_broker_are_accepted(tmp_path):
+    result = _start(
+        {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/x", "CELERY_BROKER_URL": "redis://127.0.0.1:6379/3"},
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
