@@ -1,0 +1,70 @@
+"""Response cache in the database, keyed by a hash of the full canonical request.
+
+The key covers everything that can change the answer (base URL without credentials, model,
+messages, tools, every parameter, a caller-chosen salt) and nothing secret: the API key is not part
+of the request body and so can never reach the key or the stored request.
+"""
+
+import hashlib
+import json
+import logging
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError, transaction
+
+if TYPE_CHECKING:
+    from physreview.models import LLMCacheEntry
+
+log = logging.getLogger("physreview.llm")
+
+CACHE_KEY_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON: sorted keys, no whitespace, text kept as written (Chinese is not escaped)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def request_hash(*, request: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json({"v": CACHE_KEY_VERSION, **request}).encode("utf-8")).hexdigest()
+
+
+def lookup(*, key: str) -> "LLMCacheEntry | None":
+    # Imported here so that importing physreview.llm never requires the app registry to be ready.
+    from physreview.models import LLMCacheEntry
+
+    return LLMCacheEntry.objects.filter(request_hash=key).first()
+
+
+def store(
+    *,
+    key: str,
+    base_url: str,
+    model: str,
+    request: dict[str, Any],
+    response: dict[str, Any],
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    cost_usd: float | None,
+) -> None:
+    """Keep a successful response; a storage failure is logged, never lost work for the caller."""
+    from physreview.models import LLMCacheEntry
+
+    try:
+        # A savepoint, so a failed insert cannot break the caller's surrounding transaction.
+        with transaction.atomic():
+            LLMCacheEntry.objects.get_or_create(
+                request_hash=key,
+                defaults={
+                    "base_url": base_url[:500],
+                    "model": model[:200],
+                    "request": request,
+                    "response": response,
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "cost_usd": None if cost_usd is None else Decimal(str(cost_usd)),
+                },
+            )
+    except DatabaseError as exc:
+        log.warning("LLM cache: could not store response %s: %s", key[:12], type(exc).__name__)

@@ -1,0 +1,393 @@
+"""The one client that talks to OpenAI-compatible chat-completion endpoints.
+
+It sits on the ``openai`` package (with the SDK's own retries off) and adds what a benchmark run
+needs: our retry policy, a per-client concurrency limit, token/cost accounting, a database response
+cache and canonical⇄API-safe tool names. The API key is read from the environment once, when the
+client is built, and handed to the SDK; it is not kept on this object, logged or put in errors.
+"""
+
+import http
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import openai
+
+from physreview.llm import cache as response_cache
+from physreview.llm.accounting import UsageAccumulator
+from physreview.llm.config import LLMConfig, display_url, env_var_names, role_config
+from physreview.llm.errors import LLMConfigError, LLMRequestError, LLMResponseError, RulesBackendError
+from physreview.llm.prices import PriceTable, load_prices
+from physreview.llm.result import ChatResult, ParsedBody, parse_body
+from physreview.llm.retry import RetryPolicy, is_retryable_status
+from physreview.llm.toolnames import name_maps, outgoing
+
+log = logging.getLogger("physreview.llm")
+
+_SECRET_PATTERNS = (re.compile(r"(?i)bearer\s+\S+"), re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"))
+_DETAIL_MAX = 300
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Failure:
+    status: int | None
+    kind: str
+    detail: str
+    headers: dict[str, str] | None
+    retryable: bool
+
+
+class LLMClient:
+    """Chat completions for one role. Share one instance between threads: the limit is per instance."""
+
+    def __init__(
+        self,
+        *,
+        config: LLMConfig,
+        http_client: httpx2.Client | None = None,
+        prices: PriceTable | None = None,
+        accumulator: UsageAccumulator | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        if config.backend != "openai":
+            raise _rules_error(config)
+        env = os.environ if environ is None else environ
+        api_key = env.get(config.api_key_env, "")
+        if not api_key.strip():
+            raise LLMConfigError(
+                f"LLM role {config.role!r} uses the openai backend but the environment variable "
+                f"{config.api_key_env} (named by {env_var_names(role=config.role)['api_key_env']}) is not set."
+            )
+        self.config = config
+        self.prices = prices if prices is not None else load_prices(environ=env)
+        self.accumulator = accumulator
+        self.retry = retry if retry is not None else RetryPolicy(max_retries=config.max_retries)
+        self._sleep = sleep
+        self._rand = rand
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
+        self._sdk = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=api_key,
+            timeout=config.timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
+
+    def __repr__(self) -> str:
+        c = self.config
+        return f"LLMClient(role={c.role!r}, model={c.model!r}, endpoint={c.endpoint!r})"
+
+    def close(self) -> None:
+        self._sdk.close()
+
+    def __enter__(self) -> "LLMClient":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def chat(
+        self,
+        *,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+        temperature: float | None = None,
+        reasoning_effort: str | None = None,
+        max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
+        seed: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        cache: bool | None = None,
+        cache_salt: str = "",
+    ) -> ChatResult:
+        """One chat completion. ``None`` parameters are not sent (the server default applies).
+
+        Tool names may be canonical (``Observation.search``): they are sent API-safe and mapped
+        back in :attr:`ChatResult.tool_calls`. ``cache=None`` follows the role's setting;
+        ``cache_salt`` separates otherwise identical requests (e.g. repeated trials for pass^k).
+        Raises :class:`LLMRequestError` (HTTP/network failure) or :class:`LLMResponseError`.
+        """
+        started = time.monotonic()
+        to_api, to_name = name_maps(tools=tools)
+        api_messages, api_tools, api_choice = outgoing(
+            messages=messages, tools=tools, tool_choice=tool_choice, to_api=to_api
+        )
+        params: dict[str, Any] = {"model": self.config.model, "messages": api_messages}
+        optional = {
+            "tools": api_tools,
+            "tool_choice": api_choice,
+            "response_format": response_format,
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "reasoning_effort": reasoning_effort,
+            "max_tokens": max_tokens,
+            "max_completion_tokens": max_completion_tokens,
+            "seed": seed,
+        }
+        params.update({name: value for name, value in optional.items() if value is not None})
+        # Everything that can change the answer, nothing secret (the key is a header, not in here).
+        key_request = {
+            "endpoint": "chat.completions",
+            "base_url": display_url(self.config.base_url),
+            "params": params,
+            "extra_body": extra_body or {},
+            "salt": cache_salt,
+        }
+        key = response_cache.request_hash(request=key_request)
+        use_cache = self.config.cache if cache is None else cache
+
+        if use_cache and (hit := self._from_cache(key=key, to_name=to_name, started=started)) is not None:
+            return self._finish(hit)
+
+        body, attempts = self._send(params=params, extra_body=extra_body)
+        parsed = self._parse(body=body, to_name=to_name)
+        cost = self.prices.cost_usd(model=self.config.model or "", usage=parsed.usage)
+        # Only well-formed answers are kept: a malformed tool call must be retryable by re-asking.
+        if use_cache and all(call.parse_error is None for call in parsed.tool_calls):
+            response_cache.store(
+                key=key,
+                base_url=key_request["base_url"],
+                model=self.config.model or "",
+                request=key_request,
+                response=body,
+                prompt_tokens=parsed.usage.prompt_tokens if parsed.usage else None,
+                completion_tokens=parsed.usage.completion_tokens if parsed.usage else None,
+                cost_usd=cost,
+            )
+        return self._finish(
+            self._result(
+                parsed=parsed,
+                body=body,
+                key=key,
+                cost=cost,
+                original_cost=cost,
+                cached=False,
+                attempts=attempts,
+                started=started,
+            )
+        )
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _from_cache(self, *, key: str, to_name: dict[str, str], started: float) -> ChatResult | None:
+        entry = response_cache.lookup(key=key)
+        if entry is None:
+            return None
+        try:
+            parsed = parse_body(body=entry.response, api_to_name=to_name)
+        except ValueError:
+            log.warning("LLM cache: entry %s is unreadable; asking the endpoint again", key[:12])
+            return None
+        original = float(entry.cost_usd) if entry.cost_usd is not None else None
+        return self._result(
+            parsed=parsed,
+            body=entry.response,
+            key=key,
+            cost=0.0,
+            original_cost=original,
+            cached=True,
+            attempts=0,
+            started=started,
+        )
+
+    def _send(self, *, params: dict[str, Any], extra_body: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+        """POST with retries; returns the JSON body and the number of attempts."""
+        attempt = 0
+        while True:
+            attempt += 1
+            failure: _Failure | None = None
+            body: object = None
+            try:
+                # The slot is held only while a request is in flight, never while backing off.
+                with self._slots:
+                    raw = self._sdk.chat.completions.with_raw_response.create(
+                        **params, extra_body=extra_body, timeout=self.config.timeout_s
+                    )
+                    body = _json_or_none(raw.http_response)
+            except openai.APIStatusError as exc:
+                failure = _Failure(
+                    status=exc.status_code,
+                    kind=_status_text(exc.status_code),
+                    detail=self._redact(_server_detail(exc.body)),
+                    headers=dict(exc.response.headers),
+                    retryable=is_retryable_status(exc.status_code),
+                )
+            except openai.APITimeoutError:
+                failure = _Failure(status=None, kind="timeout", detail="", headers=None, retryable=True)
+            except openai.APIConnectionError:
+                failure = _Failure(status=None, kind="connection error", detail="", headers=None, retryable=True)
+            except openai.OpenAIError as exc:
+                # The SDK's exceptions carry the request (and its Authorization header): keep the type only.
+                kind = f"SDK error {type(exc).__name__}"
+                failure = _Failure(status=None, kind=kind, detail="", headers=None, retryable=False)
+            # Raised outside the except blocks so the SDK exception is not even the implicit context.
+            if failure is None:
+                if not isinstance(body, dict):
+                    raise LLMResponseError(
+                        f"LLM role {self.config.role!r}: {self.config.endpoint} answered with a body that is "
+                        "not a JSON object.",
+                        role=self.config.role,
+                        endpoint=self.config.endpoint,
+                    )
+                return body, attempt
+            if not failure.retryable or attempt > self.retry.max_retries:
+                raise self._request_error(failure=failure, attempts=attempt)
+            delay = self.retry.delay_s(retry_number=attempt, headers=failure.headers, rand=self._rand)
+            log.warning(
+                "LLM role %s: %s from %s; retry %d of %d in %.2f s",
+                self.config.role,
+                failure.kind,
+                self.config.endpoint,
+                attempt,
+                self.retry.max_retries,
+                delay,
+            )
+            self._sleep(delay)
+
+    def _parse(self, *, body: dict[str, Any], to_name: dict[str, str]) -> ParsedBody:
+        try:
+            return parse_body(body=body, api_to_name=to_name)
+        except ValueError as exc:
+            raise LLMResponseError(
+                f"LLM role {self.config.role!r}: {self.config.endpoint} returned a malformed chat completion: {exc}.",
+                role=self.config.role,
+                endpoint=self.config.endpoint,
+            ) from None
+
+    def _result(
+        self,
+        *,
+        parsed: ParsedBody,
+        body: dict[str, Any],
+        key: str,
+        cost: float | None,
+        original_cost: float | None,
+        cached: bool,
+        attempts: int,
+        started: float,
+    ) -> ChatResult:
+        return ChatResult(
+            content=parsed.content,
+            tool_calls=parsed.tool_calls,
+            finish_reason=parsed.finish_reason,
+            usage=parsed.usage,
+            cost_usd=cost,
+            original_cost_usd=original_cost,
+            model=self.config.model or "",
+            response_model=parsed.response_model,
+            latency_s=time.monotonic() - started,
+            cached=cached,
+            attempts=attempts,
+            request_hash=key,
+            role=self.config.role,
+            raw=body,
+        )
+
+    def _finish(self, result: ChatResult) -> ChatResult:
+        if self.accumulator is not None:
+            self.accumulator.add(result)
+        log.debug(
+            "LLM role %s: model=%s tokens=%s cost=%s latency=%.3fs cached=%s attempts=%d hash=%s",
+            result.role,
+            result.model,
+            result.usage.total_tokens if result.usage else "unknown",
+            "unknown" if result.cost_usd is None else f"{result.cost_usd:.6f}",
+            result.latency_s,
+            result.cached,
+            result.attempts,
+            result.request_hash[:12],
+        )
+        return result
+
+    def _request_error(self, *, failure: _Failure, attempts: int) -> LLMRequestError:
+        c = self.config
+        what = failure.kind + (f": {failure.detail}" if failure.detail else "")
+        if failure.retryable:
+            tail = f"gave up after {attempts} attempt(s) (LLM_{c.role.upper()}_MAX_RETRIES={self.retry.max_retries})"
+        else:
+            tail = "not retried"
+        return LLMRequestError(
+            f"LLM role {c.role!r} (model {c.model!r}): request to {c.endpoint} failed with {what}; {tail}.",
+            role=c.role,
+            endpoint=c.endpoint,
+            status=failure.status,
+            attempts=attempts,
+            retryable=failure.retryable,
+        )
+
+    def _redact(self, text: str) -> str:
+        key = self._sdk.api_key
+        if isinstance(key, str) and key:
+            text = text.replace(key, "[redacted]")
+        for pattern in _SECRET_PATTERNS:
+            text = pattern.sub("[redacted]", text)
+        return text
+
+
+def get_client(
+    *,
+    role: str | None = None,
+    config: LLMConfig | None = None,
+    http_client: httpx2.Client | None = None,
+    accumulator: UsageAccumulator | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    environ: Mapping[str, str] | None = None,
+) -> LLMClient:
+    """A client for ``role`` (configured from the environment) or for an explicit ``config``.
+
+    Raises :class:`RulesBackendError` when the role uses the ``rules`` backend: that backend is a
+    deterministic implementation in the scenarios/evaluation apps, not an LLM behind this client.
+    """
+    if (role is None) == (config is None):
+        raise TypeError("get_client() needs exactly one of role= or config=")
+    if config is None:
+        config = role_config(role=role, environ=environ)
+    return LLMClient(config=config, http_client=http_client, accumulator=accumulator, sleep=sleep, environ=environ)
+
+
+def _rules_error(config: LLMConfig) -> RulesBackendError:
+    name = env_var_names(role=config.role)["backend"]
+    return RulesBackendError(
+        f"LLM role {config.role!r} uses the 'rules' backend, which has no LLM client: call the rules "
+        f"implementation for this role instead, or set {name}=openai (with a model and an API key) to use an LLM."
+    )
+
+
+def _json_or_none(response: httpx2.Response) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _status_text(status: int) -> str:
+    try:
+        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
+def _server_detail(body: object) -> str:
+    """The server's error message, shortened; the SDK passes the ``error`` object or the raw text."""
+    if isinstance(body, dict):
+        message = body.get("message")
+        text = message if isinstance(message, str) else json.dumps(body, ensure_ascii=False)
+    elif body is None:
+        text = ""
+    else:
+        text = str(body)
+    text = " ".join(text.split())
+    return text if len(text) <= _DETAIL_MAX else text[: _DETAIL_MAX - 1] + "…"
