@@ -11,6 +11,7 @@ and by label in the dictionaries.
 """
 
 from django.db import models
+from django.db.models.functions import Upper
 
 
 class MimicTable(models.Model):
@@ -154,6 +155,8 @@ class DLabItem(MimicTable):
 
     class Meta:
         db_table = "mimic_d_labitems"
+        # Tools match lab names case-insensitively (UPPER(label) = UPPER(%s)).
+        indexes = [models.Index(Upper("label"), name="labitem_label_upper")]
 
 
 class LabEvent(MimicTable):

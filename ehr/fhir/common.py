@@ -1,0 +1,89 @@
+"""Small FHIR R4 building blocks and the shared patient/encounter checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ehr import models as m
+from ehr.fhir.context import ToolContext
+from ehr.fhir.errors import ToolError
+
+ITEMID_SYSTEM = "mimic-iv/itemid"
+OBS_CATEGORY_SYSTEM = "http://terminology.hl7.org/CodeSystem/observation-category"
+ICD_DX_SYSTEMS = {9: "http://hl7.org/fhir/sid/icd-9-cm", 10: "http://hl7.org/fhir/sid/icd-10-cm"}
+ICD_PX_SYSTEMS = {9: "http://hl7.org/fhir/sid/icd-9-cm", 10: "http://www.cms.gov/Medicare/Coding/ICD10"}
+
+DEFAULT_COUNT = 50
+MAX_COUNT = 500
+
+
+def ref(kind: str, ident: Any) -> dict[str, str]:
+    return {"reference": f"{kind}/{ident}"}
+
+
+def bundle(resources: list[dict[str, Any]], *, total: int | None = None) -> dict[str, Any]:
+    """A searchset Bundle; ``total`` is the number of matches before ``_count`` truncation."""
+    return {
+        "resourceType": "Bundle",
+        "type": "searchset",
+        "total": len(resources) if total is None else total,
+        "entry": [{"resource": r} for r in resources],
+    }
+
+
+def quantity(value: float | None, unit: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out: dict[str, Any] = {"value": int(value) if float(value).is_integer() and abs(value) < 1e15 else value}
+    if unit:
+        out["unit"] = unit
+    return out
+
+
+def concept(text: str, *, system: str | None = None, code: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"text": text}
+    if system and code:
+        out["coding"] = [{"system": system, "code": code, "display": text}]
+    return out
+
+
+def drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    """FHIR omits absent elements rather than sending nulls."""
+    return {k: v for k, v in d.items() if v is not None and v != [] and v != {}}
+
+
+def require_patient(*, subject_id: int) -> m.Patient:
+    patient = m.Patient.objects.filter(subject_id=subject_id).first()
+    if patient is None:
+        raise ToolError(
+            f"Patient {subject_id} not found",
+            "Use the session's subject_id (see 'Patient is ...' in the session info), e.g. patient=10001234.",
+        )
+    return patient
+
+
+def require_encounter(*, subject_id: int, hadm_id: int, context: ToolContext) -> m.Admission:
+    """The admission must belong to the patient and have started by the current date."""
+    adm = m.Admission.objects.filter(hadm_id=hadm_id, subject_id=subject_id, admittime__lt=context.cutoff).first()
+    if adm is None:
+        raise ToolError(
+            f"Encounter {hadm_id} not found for patient {subject_id} (as of {context.current_date})",
+            "Pass encounter as the hadm_id of one of this patient's admissions (Encounter.search lists them), "
+            "or omit it to search all admissions.",
+        )
+    return adm
+
+
+def check_scope(*, args: dict[str, Any], context: ToolContext) -> None:
+    """Validate patient (and encounter, if given); searches call it up front or when nothing matched."""
+    require_patient(subject_id=args["patient"])
+    if args.get("encounter") is not None:
+        require_encounter(subject_id=args["patient"], hadm_id=args["encounter"], context=context)
+
+
+def check_window(*, args: dict[str, Any]) -> None:
+    if args.get("date_from") and args.get("date_to") and args["date_from"] > args["date_to"]:
+        raise ToolError(
+            f"date_from {args['date_from']} is after date_to {args['date_to']}",
+            "Swap them, or omit one of them.",
+        )

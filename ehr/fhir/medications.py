@@ -1,0 +1,189 @@
+"""MedicationRequest.search (prescriptions) and MedicationAdministration.search (emar)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from ehr import models as m
+from ehr.fhir.common import bundle, check_scope, check_window, concept, drop_none, quantity, ref
+from ehr.fhir.context import ToolContext, fmt_datetime, time_window
+
+# emar event_txt → MedicationAdministration.status
+_EMAR_STATUS = {
+    "administered": "completed",
+    "applied": "completed",
+    "flushed": "completed",
+    "confirmed": "completed",
+    "rate change": "completed",
+    "started": "in-progress",
+    "restarted": "in-progress",
+    "stopped": "stopped",
+    "not given": "not-done",
+    "held": "not-done",
+    "hold dose": "not-done",
+    "not applied": "not-done",
+    "not flushed": "not-done",
+    "not started": "not-done",
+}
+
+
+def emar_status(event: str) -> str:
+    """Exact MIMIC event text first, then its wording ("Delayed Administered", "Not Given per Sliding Scale")."""
+    text = event.strip().lower()
+    if text in _EMAR_STATUS:
+        return _EMAR_STATUS[text]
+    if text.startswith("not ") or "held" in text or "hold" in text:
+        return "not-done"
+    if "stopped" in text:
+        return "stopped"
+    if any(word in text for word in ("administered", "applied", "given", "confirmed", "flushed")):
+        return "completed"
+    if "started" in text:
+        return "in-progress"
+    return "unknown"
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
+    """Active while the order runs past the end of the current date; no stop time → unknown."""
+    if rx.stoptime is None:
+        return "unknown"
+    return "completed" if context.time_visible(rx.stoptime) else "active"
+
+
+def _dose_text(rx: m.Prescription) -> str:
+    parts = [f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip() if rx.dose_val_rx else "", rx.route or ""]
+    if rx.doses_per_24_hrs:
+        parts.append(f"{rx.doses_per_24_hrs:g} times per day")
+    return " ".join(p for p in parts if p)
+
+
+def _request_resource(rx: m.Prescription, *, context: ToolContext) -> dict[str, Any]:
+    status = rx_status(rx, context=context)
+    coding = []
+    if rx.ndc and rx.ndc.strip("0"):
+        coding.append({"system": "http://hl7.org/fhir/sid/ndc", "code": rx.ndc, "display": rx.drug})
+    if rx.formulary_drug_cd:
+        coding.append({"system": "mimic-iv/formulary_drug_cd", "code": rx.formulary_drug_cd, "display": rx.drug})
+    medication: dict[str, Any] = {"text": rx.drug}
+    if coding:
+        medication["coding"] = coding
+    dose_value = _number(rx.dose_val_rx)
+    dosage = drop_none(
+        {
+            "text": _dose_text(rx) or None,
+            "route": concept(rx.route) if rx.route else None,
+            "timing": (
+                {"repeat": {"frequency": rx.doses_per_24_hrs, "period": 1, "periodUnit": "d"}}
+                if rx.doses_per_24_hrs
+                else None
+            ),
+            "doseAndRate": (
+                [{"doseQuantity": quantity(dose_value, rx.dose_unit_rx)}]
+                if dose_value is not None
+                else (
+                    [{"doseRange": {"text": f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip()}}]
+                    if rx.dose_val_rx
+                    else None
+                )
+            ),
+        }
+    )
+    period = drop_none(
+        {
+            "start": fmt_datetime(rx.starttime),
+            # a stop time after the cutoff is the future: not shown, the order reads as active
+            "end": fmt_datetime(rx.stoptime) if status == "completed" else None,
+        }
+    )
+    return drop_none(
+        {
+            "resourceType": "MedicationRequest",
+            "id": f"rx-{rx.pharmacy_id}",
+            "status": status,
+            "intent": "order",
+            "category": [concept(rx.drug_type)] if rx.drug_type else None,
+            "medicationCodeableConcept": medication,
+            "subject": ref("Patient", rx.subject_id),
+            "encounter": ref("Encounter", rx.hadm_id),
+            "authoredOn": fmt_datetime(rx.starttime),
+            "dosageInstruction": [dosage] if dosage else None,
+            "dispenseRequest": {"validityPeriod": period},
+            "extension": [{"url": "mimic-iv/prod_strength", "valueString": rx.prod_strength}]
+            if rx.prod_strength
+            else None,
+        }
+    )
+
+
+def _text_filter(field: str, code: str) -> Q:
+    """Drug names match on any word given ("heparin", "Heparin Sodium", "vanco")."""
+    return Q(**{f"{field}__icontains": code.strip()})
+
+
+def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    check_window(args=args)
+    check_scope(args=args, context=context)
+    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    qs = m.Prescription.objects.filter(subject_id=args["patient"], starttime__lt=end)
+    if start is not None:  # an order running into the window counts
+        qs = qs.exclude(stoptime__lt=start)
+    if args["encounter"] is not None:
+        qs = qs.filter(hadm_id=args["encounter"])
+    if args["code"] is not None:
+        qs = qs.filter(_text_filter("drug", args["code"]))
+    cutoff = context.cutoff
+    if args["status"] == "active":
+        qs = qs.filter(stoptime__gte=cutoff)
+    elif args["status"] == "completed":
+        qs = qs.filter(stoptime__lt=cutoff)
+    elif args["status"] == "unknown":
+        qs = qs.filter(stoptime=None)
+    total = qs.count()
+    rows = list(qs.order_by("-starttime", "-pharmacy_id")[: args["_count"]])
+    return bundle([_request_resource(rx, context=context) for rx in rows], total=total)
+
+
+def medication_administration_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    check_window(args=args)
+    check_scope(args=args, context=context)
+    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    qs = m.Emar.objects.filter(subject_id=args["patient"], charttime__lt=end)
+    if start is not None:
+        qs = qs.filter(charttime__gte=start)
+    if args["encounter"] is not None:
+        qs = qs.filter(hadm_id=args["encounter"])
+    if args["code"] is not None:
+        qs = qs.filter(_text_filter("medication", args["code"]))
+    total = qs.count()
+    out = []
+    for row in qs.order_by("-charttime", "-emar_seq")[: args["_count"]]:
+        event = (row.event_txt or "").strip()
+        res = drop_none(
+            {
+                "resourceType": "MedicationAdministration",
+                "id": f"emar-{row.emar_id}",
+                "status": emar_status(event),
+                "statusReason": [{"text": event}] if event else None,
+                "medicationCodeableConcept": {"text": row.medication or "(not recorded)"},
+                "subject": ref("Patient", row.subject_id),
+                "context": ref("Encounter", row.hadm_id) if row.hadm_id is not None else None,
+                "effectiveDateTime": fmt_datetime(row.charttime),
+                "request": ref("MedicationRequest", f"rx-{row.pharmacy_id}") if row.pharmacy_id is not None else None,
+                "extension": (
+                    [{"url": "mimic-iv/scheduletime", "valueDateTime": fmt_datetime(row.scheduletime)}]
+                    if row.scheduletime
+                    else None
+                ),
+            }
+        )
+        out.append(res)
+    return bundle(out, total=total)

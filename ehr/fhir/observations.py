@@ -1,0 +1,500 @@
+"""Observation.search: labs (labevents), vital signs (chartevents + omr) and microbiology.
+
+The lab path is the hot one (benchmarked in bench/tool_latency.py): one SQL round trip that
+resolves an exact label inside the query, counts matches with a window function and fetches only
+the columns it renders. Patient/encounter checks and fuzzy code resolution only run when that
+query found nothing, to tell "no results" apart from "bad patient / encounter / code".
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from django.db.models import Count, F, OuterRef, Q, Subquery, Window
+from django.db.models.functions import Coalesce
+
+from ehr import models as m
+from ehr.fhir import codes
+from ehr.fhir.common import ITEMID_SYSTEM, OBS_CATEGORY_SYSTEM, bundle, check_scope, check_window, quantity, ref
+from ehr.fhir.context import ToolContext, fmt_date, fmt_datetime, time_window
+from ehr.fhir.errors import ToolError
+from ehr.fhir.sql import db_datetime, fetch_all
+
+_CATEGORY_DISPLAY = {"laboratory": "Laboratory", "vital-signs": "Vital Signs", "microbiology": "Microbiology"}
+_INTERP_SYSTEM = "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation"
+_INTERP = {
+    "H": "High",
+    "L": "Low",
+    "A": "Abnormal",
+    "N": "Normal",
+    "S": "Susceptible",
+    "R": "Resistant",
+    "I": "Intermediate",
+}
+_MICRO_CATEGORY_SYSTEM = "mimic-iv/observation-category"
+_MICRO_ROW_CAP = 5000  # microbiology rows per search are grouped in Python; a patient has far fewer
+
+_CATEGORIES = {
+    cat: [{"coding": [{"system": OBS_CATEGORY_SYSTEM, "code": cat, "display": disp}]}]
+    for cat, disp in _CATEGORY_DISPLAY.items()
+    if cat != "microbiology"
+}
+_CATEGORIES["microbiology"] = [
+    {"coding": [{"system": OBS_CATEGORY_SYSTEM, "code": "laboratory", "display": "Laboratory"}]},
+    {"coding": [{"system": _MICRO_CATEGORY_SYSTEM, "code": "microbiology", "display": "Microbiology"}]},
+]
+
+
+def _interp(code: str) -> list[dict[str, Any]]:
+    return [{"coding": [{"system": _INTERP_SYSTEM, "code": code, "display": _INTERP[code]}]}]
+
+
+def _value(out: dict[str, Any], *, valuenum: float | None, value: str | None, unit: str | None) -> None:
+    if valuenum is not None:
+        out["valueQuantity"] = quantity(valuenum, unit)
+    elif value not in (None, ""):
+        out["valueString"] = value  # "<0.1", "NEG", "___": reported as written
+
+
+# --- laboratory ----------------------------------------------------------------------------
+
+
+class _Exact(str):
+    """An exact lab label, resolved inside the lab query itself."""
+
+
+_LAB_SELECT = """
+SELECT l.labevent_id, l.subject_id, l.hadm_id, l.itemid, l.charttime, l.value, l.valuenum, l.valueuom,
+       l.ref_range_lower, l.ref_range_upper, l.flag, l.comments, d.label, d.fluid, COUNT(*) OVER ()
+FROM {labs} l {join} {items} d ON d.itemid = l.itemid
+WHERE l.subject_id = %s AND l.charttime < %s"""
+# Same label for several fluids ("Glucose"): blood unless no blood item has that label (see codes.prefer_blood).
+_LAB_EXACT = """
+  AND UPPER(d.label) = UPPER(CAST(%s AS TEXT))
+  AND (UPPER(d.fluid) = 'BLOOD' OR NOT EXISTS (
+       SELECT 1 FROM {items} b WHERE UPPER(b.label) = UPPER(CAST(%s AS TEXT)) AND UPPER(b.fluid) = 'BLOOD'))"""
+
+
+def _lab_query(*, args: dict[str, Any], context: ToolContext, itemids: list[int] | _Exact | None) -> tuple[str, list]:
+    """The hot query, written as SQL: building it with the ORM cost more than running it (bench/tool_latency.py).
+
+    ``itemids``: a list of itemids, an exact label, or ``None`` for every lab.
+    """
+    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    params: list[Any] = [args["patient"], db_datetime(end)]
+    sql = _LAB_SELECT
+    if args["encounter"] is not None:
+        sql += " AND l.hadm_id = %s"
+        params.append(args["encounter"])
+    if start is not None:
+        sql += " AND l.charttime >= %s"
+        params.append(db_datetime(start))
+    if isinstance(itemids, _Exact):
+        sql += _LAB_EXACT
+        params += [str(itemids), str(itemids)]
+    elif itemids is not None:
+        sql += f" AND l.itemid IN ({', '.join(['%s'] * len(itemids))})"
+        params += itemids
+    sql += " ORDER BY l.charttime DESC, l.labevent_id DESC LIMIT %s"
+    params.append(args["_count"])
+    tables = {"labs": m.LabEvent._meta.db_table, "items": m.DLabItem._meta.db_table}
+    return sql.format(join="JOIN" if isinstance(itemids, _Exact) else "LEFT JOIN", **tables), params
+
+
+# One statement answers both "which results" and, when there are none, "why": a one-row probe (does
+# the patient exist, is the encounter theirs and started, is the code a known item) left-joined to the
+# search. So "no results", "bad patient/encounter" and "needs fuzzy code matching" cost one round
+# trip, like a hit; the probe is three index lookups.
+_PROBED = """
+SELECT h.*, p.* FROM (
+  SELECT (SELECT COUNT(*) FROM {patients} WHERE subject_id = %s) AS patient_known,
+         (SELECT COUNT(*) FROM {admissions} WHERE hadm_id = %s AND subject_id = %s AND admittime < %s) AS enc_known,
+         (SELECT COUNT(*) FROM {items} WHERE {item}) AS item_known
+) p LEFT JOIN ({query}) h ON 1 = 1
+ORDER BY h.charttime DESC, h.labevent_id DESC"""
+
+
+def _lab_rows_probed(
+    *, args: dict[str, Any], context: ToolContext, code: str, numeric: int | None
+) -> tuple[list[tuple], tuple[int, int, int] | None]:
+    """Rows for an itemid or exact label, or (no rows, (patient?, encounter?, item?)) counts."""
+    query, params = _lab_query(args=args, context=context, itemids=[numeric] if numeric is not None else _Exact(code))
+    sql = _PROBED.format(
+        query=query,
+        patients=m.Patient._meta.db_table,
+        admissions=m.Admission._meta.db_table,
+        items=m.DLabItem._meta.db_table,
+        item="itemid = %s" if numeric is not None else "UPPER(label) = UPPER(CAST(%s AS TEXT))",
+    )
+    probe = [args["patient"], args["encounter"], args["patient"], db_datetime(context.cutoff)]
+    probe.append(numeric if numeric is not None else code)
+    rows = fetch_all(sql, probe + params)
+    if rows[0][0] is None:  # the probe row alone: nothing matched
+        return [], rows[0][-3:]
+    return [r[:-3] for r in rows], None
+
+
+def _lab_resource(row: tuple) -> dict[str, Any]:
+    (
+        labevent_id,
+        subject_id,
+        hadm_id,
+        itemid,
+        charttime,
+        value,
+        valuenum,
+        unit,
+        low,
+        high,
+        flag,
+        comments,
+        label,
+        fluid,
+        _total,
+    ) = row
+    label = label or str(itemid)
+    out: dict[str, Any] = {
+        "resourceType": "Observation",
+        "id": f"lab-{labevent_id}",
+        "status": "final",
+        "category": _CATEGORIES["laboratory"],
+        "code": {"coding": [{"system": ITEMID_SYSTEM, "code": str(itemid), "display": label}], "text": label},
+        "subject": ref("Patient", subject_id),
+    }
+    if hadm_id is not None:
+        out["encounter"] = ref("Encounter", hadm_id)
+    out["effectiveDateTime"] = fmt_datetime(charttime)
+    _value(out, valuenum=valuenum, value=value, unit=unit)
+    if low is not None or high is not None:
+        rng: dict[str, Any] = {}
+        if low is not None:
+            rng["low"] = quantity(low, unit)
+        if high is not None:
+            rng["high"] = quantity(high, unit)
+        out["referenceRange"] = [rng]
+    if flag:
+        # MIMIC only says "abnormal"; the direction comes from the reference range when there is one.
+        if valuenum is not None and high is not None and valuenum > high:
+            out["interpretation"] = _interp("H")
+        elif valuenum is not None and low is not None and valuenum < low:
+            out["interpretation"] = _interp("L")
+        else:
+            out["interpretation"] = _interp("A")
+    elif valuenum is not None and low is not None and high is not None and low <= valuenum <= high:
+        out["interpretation"] = _interp("N")
+    if fluid:
+        out["specimen"] = {"display": fluid}
+    if comments:
+        out["note"] = [{"text": comments}]
+    return out
+
+
+def _run_labs(
+    *, args: dict[str, Any], context: ToolContext, itemids: list[int] | _Exact | None
+) -> tuple[list[dict[str, Any]], int]:
+    rows = fetch_all(*_lab_query(args=args, context=context, itemids=itemids))
+    return [_lab_resource(r) for r in rows], (rows[0][-1] if rows else 0)
+
+
+def _search_labs(*, args: dict[str, Any], context: ToolContext, strict: bool) -> tuple[list[dict[str, Any]], int]:
+    """Lab results; ``strict`` makes an unknown code an error (category given) instead of no match.
+
+    An empty result always comes with the patient/encounter checked (a bad one raises).
+    """
+    code = args["code"]
+    if code is None:
+        found = _run_labs(args=args, context=context, itemids=None)
+        if not found[0]:
+            check_scope(args=args, context=context)
+        return found
+    numeric = codes.numeric_itemid(code)
+    # Fast path: an itemid, or an exact label resolved inside the same query.
+    rows, probe = _lab_rows_probed(args=args, context=context, code=code.strip(), numeric=numeric)
+    if rows:
+        return [_lab_resource(r) for r in rows], rows[0][-1]
+    patient, encounter, known_item = probe
+    if not patient or (args["encounter"] is not None and not encounter):
+        check_scope(args=args, context=context)  # raises the readable error
+    if known_item:
+        return [], 0
+    resolved = codes.resolve_lab(code)
+    if not resolved.itemids:
+        if strict:
+            raise _unknown_code(code=code, category="laboratory")
+        return [], 0
+    return _run_labs(args=args, context=context, itemids=list(resolved.itemids))
+
+
+def _unknown_code(*, code: str, category: str) -> ToolError:
+    close = codes.suggestions(code)
+    also = f" Closest names: {', '.join(close)}." if close else ""
+    return ToolError(
+        f"No {category} item matches code {code!r}",
+        f"Use a test name such as 'creatinine', 'potassium', 'heart rate', or a numeric MIMIC itemid.{also}",
+    )
+
+
+# --- vital signs (ICU chartevents + outpatient omr) ------------------------------------------
+
+
+def _vital_resources(*, args: dict[str, Any], context: ToolContext, itemids: Any) -> tuple[list[dict[str, Any]], int]:
+    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    qs = m.ChartEvent.objects.filter(subject_id=args["patient"], itemid__in=itemids, charttime__lt=end)
+    if args["encounter"] is not None:
+        qs = qs.filter(hadm_id=args["encounter"])
+    if start is not None:
+        qs = qs.filter(charttime__gte=start)
+    item = m.DItem.objects.filter(itemid=OuterRef("itemid"))
+    rows = list(
+        qs.annotate(
+            label=Subquery(item.values("label")[:1]),
+            low=Subquery(item.values("lownormalvalue")[:1]),
+            high=Subquery(item.values("highnormalvalue")[:1]),
+            total=Window(Count("*")),
+        )
+        .order_by("-charttime", "itemid")
+        .values_list(
+            "subject_id",
+            "hadm_id",
+            "itemid",
+            "charttime",
+            "value",
+            "valuenum",
+            "valueuom",
+            "label",
+            "low",
+            "high",
+            "total",
+        )[: args["_count"]]
+    )
+    out = []
+    for subject_id, hadm_id, itemid, charttime, value, valuenum, unit, label, low, high, _ in rows:
+        label = label or str(itemid)
+        res: dict[str, Any] = {
+            "resourceType": "Observation",
+            # chartevents has no MIMIC row id; this id is stable across re-imports
+            "id": f"chart-{subject_id}-{itemid}-{charttime:%Y%m%d%H%M%S}",
+            "status": "final",
+            "category": _CATEGORIES["vital-signs"],
+            "code": {"coding": [{"system": ITEMID_SYSTEM, "code": str(itemid), "display": label}], "text": label},
+            "subject": ref("Patient", subject_id),
+        }
+        if hadm_id is not None:
+            res["encounter"] = ref("Encounter", hadm_id)
+        res["effectiveDateTime"] = fmt_datetime(charttime)
+        _value(res, valuenum=valuenum, value=value, unit=unit)
+        if low is not None and high is not None:
+            res["referenceRange"] = [{"low": quantity(low, unit), "high": quantity(high, unit)}]
+        out.append(res)
+    return out, (rows[0][-1] if rows else 0)
+
+
+def _omr_resources(*, args: dict[str, Any], context: ToolContext, names: list[str] | None) -> list[dict[str, Any]]:
+    """Outpatient measurements (blood pressure, weight, BMI); they have no encounter."""
+    if args["encounter"] is not None:
+        return []
+    qs = m.Omr.objects.filter(subject_id=args["patient"], chartdate__lte=context.current_date)
+    if args["date_to"] is not None:
+        qs = qs.filter(chartdate__lte=args["date_to"])
+    if args["date_from"] is not None:
+        qs = qs.filter(chartdate__gte=args["date_from"])
+    if names is not None:
+        qs = qs.filter(result_name__in=names)
+    out = []
+    for row in qs.order_by("-chartdate", "seq_num")[: args["_count"]]:
+        res: dict[str, Any] = {
+            "resourceType": "Observation",
+            "id": f"omr-{row.subject_id}-{row.chartdate:%Y%m%d}-{row.seq_num}-{_slug(row.result_name)}",
+            "status": "final",
+            "category": _CATEGORIES["vital-signs"],
+            "code": {
+                "coding": [{"system": "mimic-iv/omr", "code": row.result_name, "display": row.result_name}],
+                "text": row.result_name,
+            },
+            "subject": ref("Patient", row.subject_id),
+            "effectiveDateTime": fmt_date(row.chartdate),
+        }
+        bp = row.result_value.split("/")
+        if len(bp) == 2 and all(_is_number(p) for p in bp):
+            res["component"] = [
+                {"code": {"text": "Systolic blood pressure"}, "valueQuantity": quantity(float(bp[0]), "mm Hg")},
+                {"code": {"text": "Diastolic blood pressure"}, "valueQuantity": quantity(float(bp[1]), "mm Hg")},
+            ]
+        elif _is_number(row.result_value):
+            res["valueQuantity"] = quantity(float(row.result_value), _omr_unit(row.result_name))
+        else:
+            res["valueString"] = row.result_value
+        out.append(res)
+    return out
+
+
+def _omr_names(code: str) -> list[str]:
+    names = set(m.Omr.objects.values_list("result_name", flat=True).distinct()[:500])
+    key = code.strip().lower()
+    wanted = {n.lower() for n in codes.VITAL_ALIASES.get(key, ())}
+    return sorted(n for n in names if n.lower() == key or n.lower() in wanted or key in n.lower())
+
+
+def _omr_unit(name: str) -> str | None:
+    if "(" in name and name.endswith(")"):
+        return name.rsplit("(", 1)[1][:-1]
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_")
+
+
+def _search_vitals(*, args: dict[str, Any], context: ToolContext, strict: bool) -> tuple[list[dict[str, Any]], int]:
+    code = args["code"]
+    if code is None:
+        itemids: Any = m.DItem.objects.filter(
+            Q(itemid__in=codes.VITAL_ITEMIDS) | Q(category__in=codes.VITAL_CATEGORIES)
+        )
+        chart, total = _vital_resources(args=args, context=context, itemids=itemids.values("itemid"))
+        omr = _omr_resources(args=args, context=context, names=None)
+    else:
+        resolved = codes.resolve_vital(code)
+        names = _omr_names(code)
+        if not resolved.itemids and not names:
+            if strict:
+                raise _unknown_code(code=code, category="vital-signs")
+            return [], 0
+        chart, total = (
+            _vital_resources(args=args, context=context, itemids=list(resolved.itemids))
+            if resolved.itemids
+            else ([], 0)
+        )
+        omr = _omr_resources(args=args, context=context, names=names) if names else []
+    if not omr:
+        return chart, total
+    return _newest(chart + omr, count=args["_count"]), total + len(omr)
+
+
+# --- microbiology ----------------------------------------------------------------------------
+
+
+def _search_micro(*, args: dict[str, Any], context: ToolContext) -> tuple[list[dict[str, Any]], int]:
+    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    qs = m.MicrobiologyEvent.objects.filter(subject_id=args["patient"]).annotate(
+        when=Coalesce("charttime", "chartdate"), stored=Coalesce("storetime", "storedate")
+    )
+    qs = qs.filter(when__lt=end)
+    if start is not None:
+        qs = qs.filter(when__gte=start)
+    if args["encounter"] is not None:
+        qs = qs.filter(hadm_id=args["encounter"])
+    code = args["code"]
+    if code is not None:
+        numeric = codes.numeric_itemid(code)
+        if numeric is not None:
+            qs = qs.filter(Q(test_itemid=numeric) | Q(spec_itemid=numeric) | Q(org_itemid=numeric))
+        else:
+            term = code.strip()
+            qs = qs.filter(
+                Q(test_name__icontains=term) | Q(spec_type_desc__icontains=term) | Q(org_name__icontains=term)
+            )
+    rows = list(
+        qs.order_by(F("when").desc(), "micro_specimen_id", "test_seq", "isolate_num", "ab_name")[:_MICRO_ROW_CAP]
+    )
+    groups: dict[tuple, list[m.MicrobiologyEvent]] = {}
+    for row in rows:
+        groups.setdefault((row.micro_specimen_id, row.test_itemid, row.isolate_num or 0), []).append(row)
+    resources = [_micro_resource(key, members, context) for key, members in groups.items()]
+    return resources[: args["_count"]], len(resources)
+
+
+def _micro_resource(key: tuple, rows: list[m.MicrobiologyEvent], context: ToolContext) -> dict[str, Any]:
+    first = rows[0]
+    known = [r for r in rows if r.stored is None or context.time_visible(r.stored)]
+    res: dict[str, Any] = {
+        "resourceType": "Observation",
+        "id": f"micro-{key[0]}-{key[1]}-{key[2]}",
+        "status": "final" if known else "preliminary",
+        "category": _CATEGORIES["microbiology"],
+        "code": {
+            "coding": [{"system": ITEMID_SYSTEM, "code": str(first.test_itemid), "display": first.test_name}],
+            "text": first.test_name,
+        },
+        "subject": ref("Patient", first.subject_id),
+    }
+    if first.hadm_id is not None:
+        res["encounter"] = ref("Encounter", first.hadm_id)
+    res["effectiveDateTime"] = fmt_datetime(first.when)
+    res["specimen"] = {"display": first.spec_type_desc, "identifier": {"value": str(first.micro_specimen_id)}}
+    if not known:
+        res["valueString"] = "Pending"
+        return res
+    org = next((r for r in known if r.org_name), None)
+    if org is not None:
+        res["valueCodeableConcept"] = {
+            "coding": [{"system": ITEMID_SYSTEM, "code": str(org.org_itemid), "display": org.org_name}],
+            "text": org.org_name,
+        }
+    else:
+        res["valueString"] = next((r.comments for r in known if r.comments), None) or "No organism reported"
+    components = []
+    for r in known:
+        if not r.ab_name:
+            continue
+        comp: dict[str, Any] = {"code": {"text": r.ab_name}}
+        if r.ab_itemid is not None:
+            comp["code"]["coding"] = [{"system": ITEMID_SYSTEM, "code": str(r.ab_itemid), "display": r.ab_name}]
+        if r.dilution_text:
+            comp["valueString"] = r.dilution_text
+        if r.interpretation in ("S", "R", "I"):
+            comp["interpretation"] = _interp(r.interpretation)
+        elif r.interpretation:
+            comp["interpretation"] = [{"text": r.interpretation}]
+        components.append(comp)
+    if components:
+        res["component"] = components
+    notes = [n for n in {r.quantity for r in known if r.quantity} | ({org.comments} if org and org.comments else set())]
+    if notes:
+        res["note"] = [{"text": n} for n in sorted(notes)]
+    return res
+
+
+# --- the tool --------------------------------------------------------------------------------
+
+
+def _newest(resources: list[dict[str, Any]], *, count: int) -> list[dict[str, Any]]:
+    # Full datetimes and OMR dates compare correctly as strings (both start YYYY-MM-DD).
+    return heapq.nlargest(count, resources, key=lambda r: r.get("effectiveDateTime") or "")
+
+
+def observation_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    check_window(args=args)
+    category = args["category"]
+    if category == "laboratory":
+        found, total = _search_labs(args=args, context=context, strict=True)
+    elif category == "vital-signs":
+        found, total = _search_vitals(args=args, context=context, strict=True)
+    elif category == "microbiology":
+        found, total = _search_micro(args=args, context=context)
+    else:
+        found, total = [], 0
+        for search in (_search_labs, _search_vitals):
+            part, n = search(args=args, context=context, strict=False)
+            found, total = found + part, total + n
+        part, n = _search_micro(args=args, context=context)
+        found, total = _newest(found + part, count=args["_count"]), total + n
+    if not found and category != "laboratory":  # the lab search has checked the scope already
+        check_scope(args=args, context=context)  # unknown patient/encounter is an error, not "no results"
+        code = args["code"]
+        if (
+            category is None
+            and code is not None
+            and not (codes.resolve_lab(code).itemids or codes.resolve_vital(code).itemids)
+        ):
+            raise _unknown_code(code=code, category="laboratory, vital-signs or microbiology")
+    return bundle(found, total=total)

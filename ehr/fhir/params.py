@@ -1,0 +1,159 @@
+"""Tool parameters: one declaration gives both the JSON schema (EN/ZH) and the argument check.
+
+Keeping validation driven by the same ``Param`` objects as the published schema means the model
+can never be told one thing by the schema and another by the validator.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ehr.fhir.errors import ToolError
+
+Handler = Callable[..., dict[str, Any]]
+_JSON_TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false"}
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}(:\d{2})?$")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # JSON schema type: string | integer | number | boolean
+    en: str
+    zh: str
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    format: str | None = None  # "date": YYYY-MM-DD (a datetime is accepted and truncated to its day)
+    minimum: int | None = None
+    maximum: int | None = None
+    default: Any = None
+    example: Any = None
+
+    def schema(self, *, language: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "description": self.zh if language == "zh" else self.en}
+        if self.enum:
+            out["enum"] = list(self.enum)
+        if self.format:
+            out["format"] = self.format
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+    def clean(self, value: Any, *, tool: str) -> Any:
+        """Check one supplied value; returns it converted (dates become ``datetime.date``)."""
+        where = f"argument '{self.name}' of {tool}"
+        if value is None:
+            raise ToolError(f"{where} is null", f"Omit {self.name} or pass {_JSON_TYPE_NAMES[self.type]}.")
+        ok = {
+            "string": isinstance(value, str),
+            # bool is an int in Python but never a valid integer argument
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "boolean": isinstance(value, bool),
+        }[self.type]
+        if not ok:
+            example = f" e.g. {self.example!r}" if self.example is not None else ""
+            raise ToolError(
+                f"{where} must be {_JSON_TYPE_NAMES[self.type]}, got {type(value).__name__} {value!r}",
+                f"Pass {self.name} as {_JSON_TYPE_NAMES[self.type]}{example}.",
+            )
+        if self.type == "string":
+            value = value.strip()
+            if not value:
+                raise ToolError(f"{where} is empty", f"Pass a non-empty {self.name} or omit it.")
+        if self.enum is not None and value not in self.enum:
+            raise ToolError(
+                f"{where} has unknown value {value!r}",
+                f"Use one of: {', '.join(self.enum)}.",
+            )
+        too_low = self.minimum is not None and value < self.minimum
+        too_high = self.maximum is not None and value > self.maximum
+        if too_low or too_high:
+            raise ToolError(
+                f"{where} is out of range: {value}",
+                f"Pass a value between {self.minimum} and {self.maximum}.",
+            )
+        if self.format == "date":
+            return parse_date(value, what=where)
+        return value
+
+
+def parse_date(value: str, *, what: str) -> dt.date:
+    text = value.strip()
+    m = _DATETIME_RE.match(text)
+    if m:
+        text = m.group(1)
+    if not _DATE_RE.match(text):
+        raise ToolError(f"{what} is not a date: {value!r}", "Use the format YYYY-MM-DD, e.g. '2180-07-23'.")
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ToolError(
+            f"{what} is not a valid calendar date: {value!r}", "Use an existing date, YYYY-MM-DD."
+        ) from None
+
+
+def clean_arguments(
+    *, tool: str, params: tuple[Param, ...], arguments: dict[str, Any], filled: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate ``arguments`` against ``params``; ``filled`` are harness-supplied values for missing ones."""
+    known = {p.name: p for p in params}
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        raise ToolError(
+            f"{tool} does not take argument(s): {', '.join(unknown)}",
+            f"Accepted arguments: {', '.join(known) or '(none)'}.",
+        )
+    out: dict[str, Any] = {}
+    for p in params:
+        if p.name in arguments:
+            out[p.name] = p.clean(arguments[p.name], tool=tool)
+        elif p.name in filled and filled[p.name] is not None:
+            out[p.name] = filled[p.name]
+        elif p.required:
+            example = f", e.g. {p.name}={p.example!r}" if p.example is not None else ""
+            raise ToolError(
+                f"missing required argument '{p.name}' for {tool}",
+                f"Pass {p.name} ({_JSON_TYPE_NAMES[p.type]}){example}: {p.en}",
+            )
+        else:
+            out[p.name] = p.default
+    return out
+
+
+def api_name(name: str) -> str:
+    """``Observation.search`` → ``Observation_search`` (OpenAI function names allow no dots)."""
+    return name.replace(".", "_")
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    kind: str  # ehr | patient | write | control (the benchmark's tool sources)
+    en: str
+    zh: str
+    params: tuple[Param, ...]
+    handler: Handler
+
+    def schema(self, *, language: str, api_safe_names: bool = False) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": api_name(self.name) if api_safe_names else self.name,
+                "description": self.zh if language == "zh" else self.en,
+                "parameters": {
+                    "type": "object",
+                    "properties": {p.name: p.schema(language=language) for p in self.params},
+                    "required": [p.name for p in self.params if p.required],
+                },
+            },
+        }

@@ -1,0 +1,157 @@
+"""Patient.read, Encounter.search, Condition.search and Procedure.search, with the date cutoff."""
+
+import datetime as dt
+
+import pytest
+
+from ehr.fhir import ToolContext, execute_tool
+from tests.ehr.factories import build_record
+
+
+@pytest.fixture
+def rec(db):
+    return build_record()
+
+
+def call(rec, name, current_date=None, **arguments):
+    ctx = ToolContext(current_date=current_date or rec.current_date)
+    return execute_tool(name=name, arguments={"patient": rec.subject_id, **arguments}, context=ctx)
+
+
+def ids(bundle):
+    return [e["resource"]["id"] for e in bundle["entry"]]
+
+
+# --- Patient.read ----------------------------------------------------------------------------
+
+
+def test_patient_read(rec):
+    out = call(rec, "Patient.read")
+    assert out["resourceType"] == "Patient"
+    assert out["id"] == str(rec.subject_id)
+    assert out["gender"] == "female"
+    # anchor_age 60 in anchor_year 2178 → 62 in 2180
+    age = next(e["valueInteger"] for e in out["extension"] if e["url"] == "mimic-iv/age-at-current-date")
+    assert age == 62
+    assert out["birthDate"] == "2118"
+    assert out["deceasedBoolean"] is False  # dod 2181-01-05 is in the future
+    assert out["maritalStatus"] == {"text": "WIDOWED"}  # from the latest visible admission
+    assert out["communication"][0]["language"]["text"] == "ENGLISH"
+
+
+def test_patient_death_visible_once_it_happened(rec):
+    out = call(rec, "Patient.read", current_date=dt.date(2181, 1, 5))
+    assert out["deceasedDateTime"] == "2181-01-05"
+    assert "deceasedBoolean" not in out
+    age = next(e["valueInteger"] for e in out["extension"] if e["url"] == "mimic-iv/age-at-current-date")
+    assert age == 63
+
+
+# --- Encounter.search ------------------------------------------------------------------------
+
+
+def test_encounters_hide_future_admission_and_discharge(rec):
+    out = call(rec, "Encounter.search")
+    assert ids(out) == [str(rec.current_hadm), str(rec.past_hadm)]
+    current, past = (e["resource"] for e in out["entry"])
+    assert current["status"] == "in-progress"
+    assert current["period"] == {"start": "2180-07-18 08:00:00"}  # discharge 2180-07-24 not yet known
+    assert "dischargeDisposition" not in current.get("hospitalization", {})
+    assert [loc["location"]["display"] for loc in current["location"]] == ["Emergency Department", "Medicine"]
+    assert current["location"][0]["status"] == "completed" and current["location"][1]["status"] == "active"
+    assert "end" not in current["location"][1]["period"]
+    assert current["serviceType"]["text"] == "MED"  # CMED from 2180-07-22 not yet
+    assert current["class"]["code"] == "IMP"
+    assert past["status"] == "finished"
+    assert past["period"]["end"] == "2179-03-06 12:00:00"
+    assert past["hospitalization"]["dischargeDisposition"] == {"text": "HOME"}
+
+
+def test_encounters_later_date_shows_everything(rec):
+    out = call(rec, "Encounter.search", current_date=dt.date(2180, 12, 31))
+    assert ids(out) == [str(rec.future_hadm), str(rec.current_hadm), str(rec.past_hadm)]
+    current = out["entry"][1]["resource"]
+    assert current["status"] == "finished"
+    assert current["serviceType"]["text"] == "CMED"
+    assert len(current["location"]) == 3
+
+
+def test_encounter_filters(rec):
+    assert ids(call(rec, "Encounter.search", status="finished")) == [str(rec.past_hadm)]
+    assert ids(call(rec, "Encounter.search", status="in-progress")) == [str(rec.current_hadm)]
+    assert ids(call(rec, "Encounter.search", encounter=rec.past_hadm)) == [str(rec.past_hadm)]
+    assert ids(call(rec, "Encounter.search", date_from="2180-01-01")) == [str(rec.current_hadm)]
+    assert ids(call(rec, "Encounter.search", date_to="2179-12-31")) == [str(rec.past_hadm)]
+    out = call(rec, "Encounter.search", _count=1)
+    assert ids(out) == [str(rec.current_hadm)] and out["total"] == 2
+
+
+def test_future_encounter_is_not_found(rec):
+    out = call(rec, "Encounter.search", encounter=rec.future_hadm)
+    assert "error" in out and str(rec.future_hadm) in out["error"]
+
+
+# --- Condition.search ------------------------------------------------------------------------
+
+
+def test_conditions_newest_admission_first_principal_first(rec):
+    out = call(rec, "Condition.search")
+    titles = [e["resource"]["code"]["text"] for e in out["entry"]]
+    # the future admission's pneumonia is hidden
+    assert titles == [
+        "Acute kidney failure, unspecified",
+        "Unspecified atrial fibrillation",
+        "Unspecified essential hypertension",
+    ]
+    aki = out["entry"][0]["resource"]
+    assert aki["resourceType"] == "Condition"
+    assert aki["code"]["coding"][0] == {
+        "system": "http://hl7.org/fhir/sid/icd-10-cm",
+        "code": "N179",
+        "display": "Acute kidney failure, unspecified",
+    }
+    assert aki["encounter"] == {"reference": f"Encounter/{rec.current_hadm}"}
+    assert "recordedDate" not in aki  # coded at discharge, which is after the current date
+    htn = out["entry"][2]["resource"]
+    assert htn["code"]["coding"][0]["system"] == "http://hl7.org/fhir/sid/icd-9-cm"
+    assert htn["recordedDate"] == "2179-03-06 12:00:00"
+
+
+def test_condition_code_filters(rec):
+    by_prefix = call(rec, "Condition.search", code="I48")
+    assert [e["resource"]["code"]["coding"][0]["code"] for e in by_prefix["entry"]] == ["I4891"]
+    by_dotted = call(rec, "Condition.search", code="I48.91")
+    assert by_dotted["entry"] == by_prefix["entry"]
+    by_words = call(rec, "Condition.search", code="atrial fibrillation")
+    assert by_words["entry"] == by_prefix["entry"]
+    assert call(rec, "Condition.search", code="pneumonia")["total"] == 0
+    later = call(rec, "Condition.search", code="pneumonia", current_date=dt.date(2180, 9, 1))
+    assert later["total"] == 1
+
+
+def test_condition_encounter_filter(rec):
+    out = call(rec, "Condition.search", encounter=rec.past_hadm)
+    assert [e["resource"]["code"]["coding"][0]["code"] for e in out["entry"]] == ["4019"]
+
+
+# --- Procedure.search ------------------------------------------------------------------------
+
+
+def test_procedures_cutoff_and_shape(rec):
+    out = call(rec, "Procedure.search")
+    assert [e["resource"]["performedDateTime"] for e in out["entry"]] == ["2180-07-20", "2179-03-03"]
+    proc = out["entry"][0]["resource"]
+    assert proc["resourceType"] == "Procedure" and proc["status"] == "completed"
+    assert proc["code"]["coding"][0]["system"] == "http://www.cms.gov/Medicare/Coding/ICD10"
+    assert proc["code"]["text"].startswith("Performance of Urinary Filtration")
+    later = call(rec, "Procedure.search", current_date=dt.date(2180, 7, 22))
+    assert later["total"] == 3
+
+
+def test_procedure_filters(rec):
+    assert (
+        call(rec, "Procedure.search", code="hemodialysis")["entry"][0]["resource"]["code"]["coding"][0]["code"]
+        == "3995"
+    )
+    assert call(rec, "Procedure.search", encounter=rec.past_hadm)["total"] == 1
+    assert call(rec, "Procedure.search", date_from="2180-01-01")["total"] == 1
