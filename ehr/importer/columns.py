@@ -1,0 +1,188 @@
+"""Header planning and value validation, both derived from the model (the single source of truth).
+
+Values are checked the way the database column would take them, so SQLite (which accepts almost
+anything) and PostgreSQL end up with the same rows: integers within the column's range, plain
+decimal floats, ``YYYY-MM-DD`` dates, ``YYYY-MM-DD HH:MM:SS`` (or ``YYYY-MM-DD``) datetimes,
+text within ``max_length``. Empty fields are NULL; an empty required field is an error.
+Validated values are ready for either loader: ``int``, ``float``, canonical date/datetime
+strings (naive wall-clock times, stored as UTC: the connection's time zone is UTC), ``str``.
+"""
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from django.db import models
+
+from ehr.importer.errors import RowError, TableImportError
+from ehr.importer.source import shorten
+from ehr.mimic_tables import MimicTableSpec
+
+_INT_RANGES = {
+    "SmallIntegerField": (-(2**15), 2**15 - 1),
+    "IntegerField": (-(2**31), 2**31 - 1),
+    "BigIntegerField": (-(2**63), 2**63 - 1),
+}
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+# Plain decimal notation only: Python's float() also takes "nan", "inf" and "1_000".
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2}:[0-9]{2})?")
+
+Parser = Callable[[str], object]
+
+
+def _int_parser(low: int, high: int, type_name: str) -> Parser:
+    def parse(raw: str) -> int:
+        if not _INT_RE.fullmatch(raw):
+            raise ValueError(f"bad {type_name}")
+        value = int(raw)
+        if not low <= value <= high:
+            raise ValueError(f"{type_name} out of range")
+        return value
+
+    return parse
+
+
+def _parse_float(raw: str) -> float:
+    if not _FLOAT_RE.fullmatch(raw):
+        raise ValueError("bad float")
+    value = float(raw)
+    if math.isinf(value):  # "1e400": PostgreSQL refuses it, so this path does too
+        raise ValueError("float out of range")
+    return value
+
+
+def _parse_date(raw: str) -> str:
+    if not _DATE_RE.fullmatch(raw):
+        raise ValueError("bad date (expected YYYY-MM-DD)")
+    try:
+        date.fromisoformat(raw)
+    except ValueError:
+        raise ValueError("bad date (no such date)") from None
+    return raw
+
+
+def _parse_datetime(raw: str) -> str:
+    if not _DATETIME_RE.fullmatch(raw):
+        raise ValueError("bad datetime (expected YYYY-MM-DD HH:MM:SS or YYYY-MM-DD)")
+    try:
+        datetime.fromisoformat(raw)
+    except ValueError:
+        raise ValueError("bad datetime (no such date or time)") from None
+    # Same text Django's SQLite backend writes for a naive-UTC datetime.
+    return raw if len(raw) == 19 else raw + " 00:00:00"
+
+
+def _text_parser(max_length: int | None) -> Parser:
+    def parse(raw: str) -> str:
+        if "\x00" in raw:
+            raise ValueError("NUL character in text")
+        if max_length is not None and len(raw) > max_length:
+            raise ValueError(f"value too long ({len(raw)} > {max_length} characters)")
+        return raw
+
+    return parse
+
+
+def parser_for_field(f: models.Field) -> Parser:
+    """How a field's CSV text is checked and converted."""
+    kind = f.get_internal_type()
+    if kind in _INT_RANGES:
+        low, high = _INT_RANGES[kind]
+        return _int_parser(low, high, {"SmallIntegerField": "smallint", "BigIntegerField": "bigint"}.get(kind, "int"))
+    if kind == "FloatField":
+        return _parse_float
+    if kind == "DateTimeField":
+        return _parse_datetime
+    if kind == "DateField":
+        return _parse_date
+    if kind in ("CharField", "TextField"):
+        return _text_parser(getattr(f, "max_length", None) if kind == "CharField" else None)
+    raise NotImplementedError(f"importer has no parser for {kind} ({f.model.__name__}.{f.name})")
+
+
+@dataclass(frozen=True)
+class HeaderPlan:
+    """How a file's header maps onto its table."""
+
+    header: list[str]  # column names in file order
+    load_columns: list[str]  # model columns present in the file, in file order
+    indices: list[int]  # position of each load column in a record
+    extra: list[str] = field(default_factory=list)  # unknown columns, ignored
+    missing_nullable: list[str] = field(default_factory=list)  # loaded as NULL
+    subject_index: int | None = None  # position of subject_id in a record
+
+    @property
+    def raw_copy_ok(self) -> bool:
+        """Every file column is a table column, so the file can go to COPY unchanged."""
+        return not self.extra
+
+    def warnings(self, label: str) -> list[str]:
+        out = []
+        if self.extra:
+            out.append(f"{label}: ignoring unknown column(s): {', '.join(self.extra)}")
+        if self.missing_nullable:
+            out.append(f"{label}: column(s) not in file, loaded as NULL: {', '.join(self.missing_nullable)}")
+        return out
+
+
+def plan_header(*, spec: MimicTableSpec, header: list[str], label: str) -> HeaderPlan:
+    """Match a header against the table; missing required columns or duplicates are an error."""
+    seen: set[str] = set()
+    duplicates = sorted({n for n in header if n in seen or seen.add(n)})
+    if duplicates:
+        raise TableImportError(f"{label}:1: duplicate column(s) in header: {', '.join(duplicates)}")
+    missing = [c for c in spec.required_columns if c not in seen]
+    if missing:
+        raise TableImportError(
+            f"{label}:1: header lacks required column(s): {', '.join(missing)} "
+            f"(expected {spec.name} columns: {', '.join(spec.columns)})"
+        )
+    known = set(spec.columns)
+    load = [n for n in header if n in known]
+    return HeaderPlan(
+        header=header,
+        load_columns=load,
+        indices=[header.index(n) for n in load],
+        extra=[n for n in header if n not in known],
+        missing_nullable=[c for c in spec.columns if c not in seen],
+        subject_index=header.index("subject_id") if "subject_id" in seen else None,
+    )
+
+
+RowConverter = Callable[[list[str]], tuple]
+
+
+def make_converter(*, spec: MimicTableSpec, plan: HeaderPlan) -> RowConverter:
+    """A function turning a record's fields into a tuple of values for ``plan.load_columns``.
+
+    Raises :class:`RowError` naming the column and value.
+    """
+    by_column = {f.column: f for f in spec.fields}
+    steps = [
+        (i, c, not by_column[c].null, parser_for_field(by_column[c]))
+        for i, c in zip(plan.indices, plan.load_columns, strict=True)
+    ]
+    width = len(plan.header)
+
+    def convert(fields: list[str]) -> tuple:
+        if len(fields) != width:
+            raise RowError(f"wrong number of fields (expected {width}, got {len(fields)})")
+        out = []
+        for i, column, required, parse in steps:
+            raw = fields[i]
+            if raw == "":
+                if required:
+                    raise RowError(f"empty required value (column {column})")
+                out.append(None)
+                continue
+            try:
+                out.append(parse(raw))
+            except ValueError as exc:
+                raise RowError(f"{exc} (column {column}, value '{shorten(raw)}')") from None
+        return tuple(out)
+
+    return convert

@@ -1,0 +1,117 @@
+"""``manage.py import_mimic``: argument handling, output and exit codes (the service is tested in test_importer)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from ehr.models import LabEvent, Patient
+from tests.ehr import mimic_files as mf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "mimic"
+    mf.cohort(path)
+    return path
+
+
+def test_quiet_import_prints_nothing(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    call_command("import_mimic", str(root), "--quiet")
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "note/radiology" in err  # notes about absent tables still go to stderr
+    assert Patient.objects.count() == 3
+
+
+def test_summary_table(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    call_command("import_mimic", str(root), "--tables", "patients", "labevents")
+
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["table", "rows", "loaded", "rejected", "seconds", "how"]
+    assert any(line.split()[:2] == ["labevents", "6"] for line in out.splitlines())
+    assert "9 rows loaded, 0 rejected. committed: patients, labevents." in out
+
+
+def test_subjects_accept_spaces_and_commas(root: Path) -> None:
+    call_command("import_mimic", str(root), "--quiet")  # replace the demo cohort's rows with the extract's
+    Patient.objects.all().delete()
+
+    call_command("import_mimic", str(root), "--subjects", "10000032,10000033", "10000034", "--quiet")
+
+    assert sorted(Patient.objects.values_list("subject_id", flat=True)) == list(mf.SUBJECTS)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--subjects", "12x"], "--subjects: '12x' is not a subject_id"),
+        (["--tables", "labs", "patients"], "unknown table(s): labs"),
+    ],
+)
+def test_bad_arguments_are_command_errors(root: Path, args: list[str], message: str) -> None:
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), *args, "--quiet")
+    assert message in str(excinfo.value)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no such directory"):
+        call_command("import_mimic", str(tmp_path / "missing"), "--quiet")
+
+
+def test_bad_row_fails_with_file_line_and_what_was_committed(root: Path) -> None:
+    rows = mf.labevents()
+    rows[1]["valuenum"] = "abc"
+    path = mf.write_table(root, "labevents", rows)
+    before = LabEvent.objects.count()
+
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), "--quiet")
+
+    message = str(excinfo.value)
+    assert message.startswith(f"{path}:3: bad float (column valuenum, value 'abc')")
+    assert "labevents rolled back; committed: d_icd_diagnoses, d_labitems, patients" in message
+    assert LabEvent.objects.count() == before
+
+
+def test_skip_bad_rows_reports_rejects(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = mf.labevents()
+    rows[1]["valuenum"] = "abc"
+    mf.write_table(root, "labevents", rows)
+
+    call_command("import_mimic", str(root), "--skip-bad-rows", "--rejects-dir", str(tmp_path / "rej"))
+
+    out = capsys.readouterr().out
+    assert f"labevents: 1 rejected row(s) in {tmp_path / 'rej' / 'labevents.rejects.csv'}" in out
+    assert LabEvent.objects.count() == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["/nonexistent/mimic"], "CommandError: /nonexistent/mimic: no such directory"),
+        ([".", "--subjects", "abc"], "CommandError: --subjects: 'abc' is not a subject_id"),
+    ],
+)
+def test_exit_code_and_no_traceback(args: list[str], message: str) -> None:
+    # Argument errors are found before any database access, so the subprocess needs no test database.
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_mimic", *args],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHYSREVIEW_VAR_DIR": str(settings.VAR_DIR)},
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
