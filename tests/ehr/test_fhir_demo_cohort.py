@@ -1,8 +1,4 @@
-"""Every tool against the bundled demo cohort, subjects picked by querying (no hard-coded ids).
-
-Until ``ehr/data/demo_cohort`` is in the repo, the same tests run on the hand-built record of
-``factories.build_record`` so that they keep proving the invariants they state.
-"""
+"""Every tool against the bundled demo cohort, subjects picked by querying (no hard-coded ids)."""
 
 import datetime as dt
 import json
@@ -14,8 +10,6 @@ from django.core.management import call_command
 
 from ehr import models as m
 from ehr.fhir import REGISTRY, ToolContext, execute_tool
-from tests.conftest import DEMO_COHORT_DIR
-from tests.ehr.factories import build_record
 
 SEARCH_TOOLS = [name for name, tool in REGISTRY.items() if tool.kind == "ehr" and name != "Patient.read"]
 # Where each resource type keeps the time the cutoff applies to.
@@ -23,11 +17,8 @@ TIME_KEYS = ("effectiveDateTime", "authoredOn", "date", "performedDateTime", "cr
 
 
 @pytest.fixture
-def cohort(request, db):
-    if DEMO_COHORT_DIR.is_dir() and any(DEMO_COHORT_DIR.iterdir()):
-        request.getfixturevalue("demo_cohort")
-    else:
-        build_record()
+def cohort(demo_cohort):
+    return demo_cohort
 
 
 def day(value: dt.datetime | dt.date) -> dt.date:
@@ -42,7 +33,7 @@ def admission_with_labs() -> tuple[m.Admission, dt.date]:
         )
         if len(days) >= 2:
             return adm, days[0]
-    pytest.skip("no admission with labs on two days")
+    raise AssertionError("the demo cohort has no admission with labs on two days")
 
 
 def resource_days(bundle: dict) -> list[str]:
@@ -80,6 +71,62 @@ def test_every_search_tool_respects_the_cutoff(cohort, name):
     assert out["resourceType"] == "Bundle", out
     assert out["total"] >= len(out["entry"])
     assert all(d <= current.isoformat() for d in resource_days(out)), (name, current, resource_days(out))
+    # The cutoff hides something real: searched long after, the same query finds at least as much.
+    later = execute_tool(
+        name=name,
+        arguments={"patient": adm.subject_id},
+        context=ToolContext(current_date=current + dt.timedelta(days=3650)),
+    )
+    assert later["total"] >= out["total"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "resource_type"),
+    [
+        ("Encounter.search", {}, "Encounter"),
+        ("Condition.search", {}, "Condition"),
+        ("Observation.search", {"category": "laboratory"}, "Observation"),
+        ("Observation.search", {"category": "vital-signs"}, "Observation"),
+        ("MedicationRequest.search", {}, "MedicationRequest"),
+        ("MedicationAdministration.search", {}, "MedicationAdministration"),
+        ("DocumentReference.search", {}, "DocumentReference"),
+        ("DiagnosticReport.search", {}, "DiagnosticReport"),
+        ("CarePlan.search", {}, "CarePlan"),
+        ("AllergyIntolerance.search", {}, "AllergyIntolerance"),
+    ],
+)
+def test_each_search_tool_finds_demo_records_at_discharge(cohort, name, arguments, resource_type):
+    """At the discharge date of an admission with a radiology report, every tool has something to say."""
+    rad = m.RadiologyNote.objects.exclude(hadm_id=None).order_by("note_id").first()
+    assert rad is not None, "the demo cohort has radiology reports"
+    adm = m.Admission.objects.get(hadm_id=rad.hadm_id)
+    ctx = ToolContext(current_date=day(adm.dischtime))
+    out = execute_tool(name=name, arguments={"patient": adm.subject_id, **arguments}, context=ctx)
+    assert out["resourceType"] == "Bundle", out
+    assert out["total"] >= 1 and out["entry"], (name, arguments)
+    assert {e["resource"]["resourceType"] for e in out["entry"]} == {resource_type}
+    # Newest first wherever the resource carries a time.
+    days = resource_days(out)
+    assert days == sorted(days, reverse=True), (name, days)
+
+
+def test_radiology_report_sections_from_the_demo(cohort):
+    rad = m.RadiologyNote.objects.exclude(hadm_id=None).order_by("note_id").first()
+    ctx = ToolContext(current_date=day(rad.charttime))
+    out = execute_tool(
+        name="DiagnosticReport.search", arguments={"patient": rad.subject_id, "section": "impression"}, context=ctx
+    )
+    ids = [e["resource"]["id"] for e in out["entry"]]
+    assert any(rad.note_id in i for i in ids), ids
+    report = next(e["resource"] for e in out["entry"] if rad.note_id in e["resource"]["id"])
+    impression = rad.text.split("IMPRESSION:", 1)[1].strip().splitlines()[0]
+    assert impression[:30] in json.dumps(report, ensure_ascii=False)
+    before = execute_tool(
+        name="DiagnosticReport.search",
+        arguments={"patient": rad.subject_id},
+        context=ToolContext(current_date=day(rad.charttime) - dt.timedelta(days=1)),
+    )
+    assert not any(rad.note_id in e["resource"]["id"] for e in before["entry"])
 
 
 def test_lab_search_by_label_matches_the_database(cohort):
@@ -151,8 +198,7 @@ def test_medications_found_by_drug_name(cohort):
 
 def test_discharge_note_sections_care_plan_and_allergies(cohort):
     note = m.DischargeNote.objects.order_by("charttime").first()
-    if note is None:
-        pytest.skip("no discharge notes")
+    assert note is not None, "the demo cohort has discharge notes"
     ctx = ToolContext(current_date=day(note.charttime))
     docs = execute_tool(
         name="DocumentReference.search", arguments={"patient": note.subject_id, "type": "discharge"}, context=ctx
@@ -173,8 +219,7 @@ def test_discharge_note_sections_care_plan_and_allergies(cohort):
 
 def test_microbiology_organisms(cohort):
     row = m.MicrobiologyEvent.objects.exclude(org_name=None).exclude(ab_name=None).first()
-    if row is None:
-        pytest.skip("no susceptibility results")
+    assert row is not None, "the demo cohort has susceptibility results"
     out = execute_tool(
         name="Observation.search",
         arguments={"patient": row.subject_id, "category": "microbiology", "_count": 500},
