@@ -213,9 +213,11 @@ def main() -> None:
         print(
             f"{n:>5}  {copy_s:>12.1f}  {copy_rate:>10,.0f}  {imp_s:>10.1f}  {imp_rate:>10,.0f}  {imp_s / copy_s:>5.2f}"
         )
-    best = min(imp_s / copy_s for copy_s, imp_s, _ in results)
-    verdict = "meets" if best <= TARGET_RATIO else "misses"
-    print(f"importer / psql \\copy = {best:.2f}x (best round); {verdict} the target of {TARGET_RATIO}x")
+    # Ratio of the summed times: one noisy round neither hides nor fakes a regression.
+    overall = sum(imp_s for _, imp_s, _ in results) / sum(copy_s for copy_s, _, _ in results)
+    verdict = "meets" if overall <= TARGET_RATIO else "misses"
+    rounds = f"{len(results)} round(s)"
+    print(f"importer / psql \\copy = {overall:.2f}x over {rounds}; {verdict} the target of {TARGET_RATIO}x")
 
 
 if __name__ == "__main__":
