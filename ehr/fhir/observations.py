@@ -76,6 +76,35 @@ _LAB_EXACT = """
        SELECT 1 FROM {items} b WHERE UPPER(b.label) = UPPER(CAST(%s AS TEXT)) AND UPPER(b.fluid) = 'BLOOD'))"""
 
 
+def _item_observation(
+    *,
+    rid: str,
+    category: str,
+    item: tuple[int, str | None],
+    subject_id: int,
+    hadm_id: int | None,
+    charttime: Any,
+    reading: tuple[float | None, str | None, str | None],
+) -> dict[str, Any]:
+    """The part a lab and a vital-sign Observation share: identity, code, subject, time, value."""
+    itemid, label = item
+    label = label or str(itemid)
+    out: dict[str, Any] = {
+        "resourceType": "Observation",
+        "id": rid,
+        "status": "final",
+        "category": _CATEGORIES[category],
+        "code": {"coding": [{"system": ITEMID_SYSTEM, "code": str(itemid), "display": label}], "text": label},
+        "subject": ref("Patient", subject_id),
+    }
+    if hadm_id is not None:
+        out["encounter"] = ref("Encounter", hadm_id)
+    out["effectiveDateTime"] = fmt_datetime(charttime)
+    valuenum, value, unit = reading
+    _value(out, valuenum=valuenum, value=value, unit=unit)
+    return out
+
+
 def _lab_query(*, args: dict[str, Any], context: ToolContext, itemids: list[int] | _Exact | None) -> tuple[str, list]:
     """The hot query, written as SQL: building it with the ORM cost more than running it (bench/tool_latency.py).
 
@@ -153,19 +182,15 @@ def _lab_resource(row: tuple) -> dict[str, Any]:
         fluid,
         _total,
     ) = row
-    label = label or str(itemid)
-    out: dict[str, Any] = {
-        "resourceType": "Observation",
-        "id": f"lab-{labevent_id}",
-        "status": "final",
-        "category": _CATEGORIES["laboratory"],
-        "code": {"coding": [{"system": ITEMID_SYSTEM, "code": str(itemid), "display": label}], "text": label},
-        "subject": ref("Patient", subject_id),
-    }
-    if hadm_id is not None:
-        out["encounter"] = ref("Encounter", hadm_id)
-    out["effectiveDateTime"] = fmt_datetime(charttime)
-    _value(out, valuenum=valuenum, value=value, unit=unit)
+    out = _item_observation(
+        rid=f"lab-{labevent_id}",
+        category="laboratory",
+        item=(itemid, label),
+        subject_id=subject_id,
+        hadm_id=hadm_id,
+        charttime=charttime,
+        reading=(valuenum, value, unit),
+    )
     if low is not None or high is not None:
         rng: dict[str, Any] = {}
         if low is not None:
@@ -270,20 +295,16 @@ def _vital_resources(*, args: dict[str, Any], context: ToolContext, itemids: Any
     )
     out = []
     for subject_id, hadm_id, itemid, charttime, value, valuenum, unit, label, low, high, _ in rows:
-        label = label or str(itemid)
-        res: dict[str, Any] = {
-            "resourceType": "Observation",
+        res = _item_observation(
             # chartevents has no MIMIC row id; this id is stable across re-imports
-            "id": f"chart-{subject_id}-{itemid}-{charttime:%Y%m%d%H%M%S}",
-            "status": "final",
-            "category": _CATEGORIES["vital-signs"],
-            "code": {"coding": [{"system": ITEMID_SYSTEM, "code": str(itemid), "display": label}], "text": label},
-            "subject": ref("Patient", subject_id),
-        }
-        if hadm_id is not None:
-            res["encounter"] = ref("Encounter", hadm_id)
-        res["effectiveDateTime"] = fmt_datetime(charttime)
-        _value(res, valuenum=valuenum, value=value, unit=unit)
+            rid=f"chart-{subject_id}-{itemid}-{charttime:%Y%m%d%H%M%S}",
+            category="vital-signs",
+            item=(itemid, label),
+            subject_id=subject_id,
+            hadm_id=hadm_id,
+            charttime=charttime,
+            reading=(valuenum, value, unit),
+        )
         if low is not None and high is not None:
             res["referenceRange"] = [{"low": quantity(low, unit), "high": quantity(high, unit)}]
         out.append(res)
