@@ -1,0 +1,48 @@
+"""``import_pab FILE... [--replace] [--quiet]``: load PhysAssistBench JSONL sessions, all or nothing per file."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from scenarios.pab import FileImport, import_pab_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import PhysAssistBench session records (JSONL). Each file is loaded in one transaction: a malformed "
+        "record is reported as FILE:LINE: field 'x': ... and nothing from that file is kept."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", metavar="FILE", help="JSONL file(s), one session per line")
+        parser.add_argument("--replace", action="store_true", help="replace sessions whose id already exists")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+    def handle(self, *args: object, **options: object) -> None:
+        quiet = bool(options["quiet"])
+        results: list[FileImport] = []
+        for name in options["files"]:  # type: ignore[union-attr]
+            try:
+                result = import_pab_file(path=Path(str(name)), replace=bool(options["replace"]), progress=not quiet)
+            except KeyboardInterrupt:
+                done = ", ".join(str(r.path) for r in results if r.ok) or "none"
+                raise CommandError(f"interrupted: {name} rolled back; files already loaded: {done}") from None
+            results.append(result)
+            for error in result.errors:
+                self.stderr.write(error)
+            if not quiet:
+                self.stdout.write(self._line(result))
+        failed = [r for r in results if not r.ok]
+        if not quiet:
+            total = sum(r.loaded for r in results)
+            self.stdout.write(f"{total} session(s) loaded from {len(results) - len(failed)} of {len(results)} file(s).")
+        if failed:
+            names = ", ".join(str(r.path) for r in failed)
+            raise CommandError(f"{len(failed)} file(s) failed and were not loaded: {names}")
+
+    @staticmethod
+    def _line(result: FileImport) -> str:
+        if not result.ok:
+            return f"{result.path}: FAILED, nothing loaded ({len(result.errors)} error(s))"
+        replaced = f" ({result.replaced} replaced)" if result.replaced else ""
+        return f"{result.path}: {result.loaded} session(s) loaded{replaced}, run {result.run_id}"

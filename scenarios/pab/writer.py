@@ -1,0 +1,121 @@
+"""A session (with turns, steps and rubric items loaded) → one PhysAssistBench JSON line.
+
+Key order: the format's fields in :data:`~scenarios.pab.schema.FIELD_ORDER`, then unknown imported
+fields sorted by name, then ``physreview``. Nested objects have sorted keys (PostgreSQL's jsonb does
+not keep key order, so sorting is what makes the output identical on both databases).
+
+``physreview`` carries what PAB lacks, for our own import to restore::
+
+    {"format": 1, "patient_memory": {...},
+     "turns": [{"derivations": [...], "rubric": [{"is_safety": b, "safety_inferred": b, "check": {...}|null}]}]}
+"""
+
+import json
+from typing import Any
+
+from scenarios.models import RubricItem, Session, TaskType, Turn
+from scenarios.pab import conversation
+from scenarios.pab.schema import ALIASES, EXTENSION_FIELD, EXTENSION_FORMAT, FIELD_ORDER, render_datetime
+from scenarios.pab.verbatim import choose
+
+
+def _step(step) -> dict[str, Any]:
+    extra = step.extra or {}
+    action = {"name": step.tool, "arguments": step.arguments, **extra.get("action", {})}
+    return {
+        **extra.get("step", {}),
+        "action": action,
+        "observation": step.observation,
+        "dependency_list": step.dependency_list,
+        "idx": extra.get("idx", step.idx),
+    }
+
+
+def _conversation(turns: list[Turn], *, lang: str, separator: str) -> list[Any]:
+    segments = []
+    for turn in turns:
+        ours = conversation.rebuild_segment(
+            request=getattr(turn, f"request_implicit_{lang}"), answer=getattr(turn, f"answer_{lang}")
+        )
+        stored = (turn.extra or {}).get("pab_messages", {}).get(lang)
+        segments.append(choose(stored=stored, ours=ours))
+    return conversation.assemble(segments=segments, separator=separator)
+
+
+def _rubric_meta(item: RubricItem) -> dict[str, Any]:
+    return {"is_safety": item.is_safety, "safety_inferred": item.safety_inferred, "check": item.machine_check}
+
+
+def session_to_record(session: Session) -> dict[str, Any]:
+    """Uses ``session.turns.all()`` and each turn's ``steps`` / ``rubric_items`` (prefetch them)."""
+    turns = sorted(session.turns.all(), key=lambda t: t.index)
+    steps = [sorted(t.steps.all(), key=lambda s: s.idx) for t in turns]
+    rubric = [sorted(t.rubric_items.all(), key=lambda r: r.idx) for t in turns]
+    meta = session.import_meta or {}
+    verbatim = meta.get("verbatim", {})
+    separator = meta.get("separator", conversation.DEFAULT_SEPARATOR)
+    labels = dict(TaskType.choices)
+
+    rec: dict[str, Any] = {
+        "id": session.record_id,
+        "session_id": session.session_id,
+        "subject_id": session.subject_id,
+        "hadm_id": session.hadm_id,
+        "current_date": session.current_date.isoformat(),
+        "env_info": session.env_info,
+        "clinical_scenario": session.scenario,
+        "clinical_task_domain": session.clinical_task_domain,
+        "difficulty_level": session.tier,
+        "tool_set": session.tool_set,
+        "sequence_idx": session.sequence_idx,
+        "tools": session.tools,
+        "tasks": [t.request_implicit_en for t in turns],
+        "tasks_explicit": [t.request_explicit_en for t in turns],
+        "tasks_zh": [t.request_implicit_zh for t in turns],
+        "tasks_zh_explicit": [t.request_explicit_zh for t in turns],
+        "messages_zh": _conversation(turns, lang="zh", separator=separator),
+        "answer_list": [[_step(s) for s in turn_steps] for turn_steps in steps],
+        "turn_types": [t.is_implicit for t in turns],
+        "task_types": [labels[t.task_type] for t in turns],
+        "turn_subtypes": [t.subtype for t in turns],
+        "tool_sources": [t.tool_source for t in turns],
+        "workup_modes": [t.workup_mode for t in turns],
+        "dep_graph": session.dep_graph,
+        "session_plan": session.session_plan,
+        "rubrics": [[r.text_en for r in items] for items in rubric],
+        "rubrics_zh": [[r.text_zh for r in items] for items in rubric],
+        "persona_config": session.persona,
+        "patient_agent_annotations": session.patient_agent_annotations,
+    }
+    rec["messages"] = _conversation(turns, lang="en", separator=separator)
+    for name in ("messages", "messages_zh"):
+        rec[name] = choose(stored=verbatim.get(name), ours=rec[name])
+    for alias, primary in ALIASES.items():
+        rec[alias] = choose(stored=verbatim.get(alias), ours=rec[primary])
+    rec["generated_at"] = choose(stored=verbatim.get("generated_at"), ours=render_datetime(session.generated_at))
+    if session.tools_zh is not None:
+        rec["tools_zh"] = session.tools_zh
+
+    ordered = {name: rec[name] for name in FIELD_ORDER if name in rec}
+    for name in sorted(session.extra or {}):
+        ordered[name] = session.extra[name]
+    ordered[EXTENSION_FIELD] = {
+        "format": EXTENSION_FORMAT,
+        "patient_memory": session.patient_memory,
+        "turns": [
+            {"derivations": turn.derivations, "rubric": [_rubric_meta(r) for r in items]}
+            for turn, items in zip(turns, rubric, strict=True)
+        ],
+    }
+    return ordered
+
+
+def dumps_record(record: dict[str, Any]) -> str:
+    """One line of JSON (no newline): top-level order as given, nested keys sorted, Chinese as text."""
+    parts = (
+        json.dumps(key, ensure_ascii=False)
+        + ": "
+        + json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        for key, value in record.items()
+    )
+    return "{" + ", ".join(parts) + "}"

@@ -1,0 +1,75 @@
+"""The machine-checkable form of a rubric item, and the one function that validates it.
+
+Shapes (``check`` is ``None`` when an item can only be judged by reading)::
+
+    {"kind": "value_unit", "value": 1.4, "unit": "mg/dL", "tolerance": 0.05}   # tolerance optional, >= 0
+    {"kind": "term", "en": ["hyperkalaemia", "hyperkalemia"], "zh": ["高钾血症"]}
+    {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"medication": "furosemide"}}
+    {"kind": "must_not_recommend", "en": ["ibuprofen"], "zh": ["布洛芬"]}
+
+``term`` and ``must_not_recommend`` need at least one non-empty phrase in either language. The rules
+judge, the importer, the model's ``save()`` and admin forms all call :func:`validate_rubric_check`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+CHECK_KINDS = ("value_unit", "term", "write_call", "must_not_recommend")
+_KEYS = {
+    "value_unit": ({"kind", "value", "unit"}, {"tolerance"}),
+    "term": ({"kind", "en", "zh"}, set()),
+    "write_call": ({"kind", "tool", "params"}, set()),
+    "must_not_recommend": ({"kind", "en", "zh"}, set()),
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _phrases(check: dict[str, Any]) -> None:
+    for lang in ("en", "zh"):
+        value = check[lang]
+        if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
+            raise ValueError(f"{check['kind']}: '{lang}' must be a list of non-empty strings")
+    if not check["en"] and not check["zh"]:
+        raise ValueError(f"{check['kind']}: give at least one phrase in 'en' or 'zh'")
+
+
+def write_tool_names() -> tuple[str, ...]:
+    from ehr.fhir import REGISTRY  # late: models import this module, and the tool layer imports ehr models
+
+    return tuple(name for name, tool in REGISTRY.items() if tool.kind == "write")
+
+
+def validate_rubric_check(check: Any) -> None:
+    """Raise ``ValueError`` (message says what is wrong) unless ``check`` is ``None`` or a valid shape."""
+    if check is None:
+        return
+    if not isinstance(check, dict):
+        raise ValueError(f"must be an object or null, got {type(check).__name__}")
+    kind = check.get("kind")
+    if kind not in _KEYS:
+        raise ValueError(f"unknown kind {kind!r} (expected one of: {', '.join(CHECK_KINDS)})")
+    required, optional = _KEYS[kind]
+    if missing := sorted(required - check.keys()):
+        raise ValueError(f"{kind}: missing {', '.join(missing)}")
+    if unknown := sorted(check.keys() - required - optional):
+        raise ValueError(f"{kind}: unknown key(s) {', '.join(unknown)}")
+    if kind == "value_unit":
+        if not _is_number(check["value"]):
+            raise ValueError("value_unit: 'value' must be a finite number")
+        if not isinstance(check["unit"], str):
+            raise ValueError("value_unit: 'unit' must be a string (empty for unitless values)")
+        tolerance = check.get("tolerance", 0)
+        if not _is_number(tolerance) or tolerance < 0:
+            raise ValueError("value_unit: 'tolerance' must be a number >= 0")
+    elif kind == "write_call":
+        if check["tool"] not in write_tool_names():
+            raise ValueError(f"write_call: 'tool' must be one of {', '.join(write_tool_names())}")
+        if not isinstance(check["params"], dict):
+            raise ValueError("write_call: 'params' must be an object")
+    else:
+        _phrases(check)
