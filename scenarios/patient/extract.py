@@ -13,8 +13,7 @@ from collections.abc import Iterable
 from scenarios.patient.facts import Fact, Source, make_fact
 from scenarios.patient.lexicon import MENTIONABLE_DRUGS
 from scenarios.patient.text import Span, before_deid, clauses, clean, find_section, lines, sentences, strip_span
-
-NOTE_TABLE = "mimic_note_discharge"
+from scenarios.patient.verify import ADMISSION_SECTIONS, NOTE_TABLE
 
 _HPI_LABELS = {
     "onset": "onset",
@@ -136,10 +135,11 @@ _PRESENTS_RE = re.compile(
 class NoteFacts:
     """Collects facts from one note, all sharing its source fields."""
 
-    def __init__(self, *, note_id: str, text: str, charttime: str | None) -> None:
+    def __init__(self, *, note_id: str, text: str, charttime: str | None, admittime: str | None = None) -> None:
         self.note_id = note_id
         self.text = text
         self.charttime = charttime
+        self.admittime = admittime  # set: the note is read before its charttime (admission-time rule)
         self.facts: list[Fact] = []
 
     def add(
@@ -153,6 +153,8 @@ class NoteFacts:
             start=span.start,
             end=span.end,
             charttime=self.charttime,
+            visible_from=None if self.admittime is None else "admission",
+            admittime=self.admittime,
         )
         fact = make_fact(
             category=category, slot=slot, value=value or span.text, evidence=span.text, source=source, attrs=attrs
@@ -398,3 +400,20 @@ def facts_from_note(
         social(note)
         discharge_condition(note)
     return note.facts
+
+
+def admission_facts_from_note(*, note_id: str, text: str, charttime: str | None, admittime: str) -> list[Fact]:
+    """Facts of the session admission's own note read before it is charted: the admission-time
+    sections only (:data:`scenarios.patient.verify.ADMISSION_SECTIONS`), each source marked visible
+    from ``admittime``. No discharge list stands in for a missing admission list, and the discharge
+    condition is not read: both describe the end of the stay.
+    """
+    note = NoteFacts(note_id=note_id, text=text, charttime=charttime, admittime=admittime)
+    home = medications(note, title="Medications on Admission", slot="home")
+    chief_complaint(note)
+    hpi(note, home_drugs=home)
+    past_history(note)
+    allergies(note)
+    social(note)
+    # Why: the readers above stay inside their sections; this guards the rule against a future reader.
+    return [f for f in note.facts if f.source.section in ADMISSION_SECTIONS]

@@ -35,6 +35,11 @@ class Source:
     discharge-note heading and ``start``/``end`` the character span of the evidence in the full note
     text. ``kind == "table"``: ``key`` holds the columns that find the row and ``field`` the column
     the evidence was read from.
+
+    ``visible_from`` says why the source is visible when its own time is not: ``"admission"`` marks
+    an admission-time section of the session admission's discharge note, known to the patient from
+    ``admittime`` (the admission's start) although the note is charted later (see
+    :mod:`scenarios.patient.memory`). ``None``: the source's own time decides, as for every record.
     """
 
     kind: str
@@ -45,9 +50,11 @@ class Source:
     end: int | None = None
     field: str | None = None
     charttime: str | None = None
+    visible_from: str | None = None
+    admittime: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "kind": self.kind,
             "table": self.table,
             "key": dict(self.key),
@@ -57,6 +64,10 @@ class Source:
             "field": self.field,
             "charttime": self.charttime,
         }
+        if self.visible_from is not None:  # only when set: memories stored before keep their exact JSON
+            data["visible_from"] = self.visible_from
+            data["admittime"] = self.admittime
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Source:
@@ -69,6 +80,8 @@ class Source:
             end=data.get("end"),
             field=data.get("field"),
             charttime=data.get("charttime"),
+            visible_from=data.get("visible_from"),
+            admittime=data.get("admittime"),
         )
 
     @property

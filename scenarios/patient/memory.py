@@ -10,6 +10,18 @@ Only records visible at ``current_date`` are read (the cutoff rule of ``ehr.fhir
 * inpatient prescriptions of the admission started before the cutoff;
 * charted pain levels of the admission (first and latest visible).
 
+Admission-time rule (the one exception, patient memory only — the EHR tools keep hiding the note):
+MIMIC discharge notes are charted at discharge, yet a patient knows what they told the admitting
+team. So once the session admission's ``admittime`` is visible but its own discharge note is not
+charted yet, that note is read for its admission-time sections only — Chief Complaint, History of
+Present Illness, Past Medical History, Allergies, Social History, Family History, Medications on
+Admission (``verify.ADMISSION_SECTIONS``), with the adherence, functional and pain facts found in
+them — and never for the hospital course, results, discharge medications, diagnosis, condition or
+instructions. Each such source carries ``visible_from="admission"`` and the ``admittime``; the note
+then also stands in for the background note (it is the newest account of history, allergies and
+social facts). Only if it has no admission medication list does an earlier visible note supply the
+medications the patient went home with last time.
+
 Every fact is then re-checked against its source by :func:`scenarios.patient.verify.verify_memory`.
 """
 
@@ -19,7 +31,7 @@ import datetime as dt
 
 from ehr import models as m
 from ehr.fhir.context import ToolContext, fmt_datetime
-from scenarios.patient.extract import facts_from_note
+from scenarios.patient.extract import admission_facts_from_note, facts_from_note
 from scenarios.patient.facts import CATEGORIES, Fact, HealthMemory, Source, make_fact
 from scenarios.patient.text import DEID
 from scenarios.patient.verify import RecordReader, verify_memory
@@ -46,6 +58,21 @@ def _note_facts(*, subject_id: int, hadm_id: int | None, context: ToolContext) -
     )
     own = next((n for n in notes if hadm_id is not None and n.hadm_id == hadm_id), None)
     background = own or (notes[0] if notes else None)
+    if own is None and hadm_id is not None:
+        at_admission = _admission_time_facts(subject_id=subject_id, hadm_id=hadm_id, context=context)
+        if at_admission:
+            if background is None or any(f.category == "medication" and f.slot == "home" for f in at_admission):
+                return at_admission
+            # No admission list: the list the patient went home with last time, nothing else of that note.
+            earlier = facts_from_note(
+                note_id=background.note_id,
+                text=background.text,
+                charttime=fmt_datetime(background.charttime),
+                current=False,
+                background=True,
+                home_title="Discharge Medications",
+            )
+            return at_admission + [f for f in earlier if f.category == "medication" and f.slot == "home"]
     facts: list[Fact] = []
     for note in [n for n in (own, background) if n is not None][: 1 if own is background else 2]:
         facts += facts_from_note(
@@ -57,6 +84,27 @@ def _note_facts(*, subject_id: int, hadm_id: int | None, context: ToolContext) -
             home_title="Medications on Admission" if note is own else "Discharge Medications",
         )
     return facts
+
+
+def _admission_time_facts(*, subject_id: int, hadm_id: int, context: ToolContext) -> list[Fact]:
+    """Admission-time facts of the admission's own, not yet charted, discharge note (see module doc)."""
+    admission = m.Admission.objects.filter(subject_id=subject_id, hadm_id=hadm_id, admittime__lt=context.cutoff).first()
+    if admission is None:
+        return []
+    # Why the first: an addendum (higher note_seq) repeats the admission story; one account is enough.
+    note = (
+        m.DischargeNote.objects.filter(subject_id=subject_id, hadm_id=hadm_id, charttime__gte=context.cutoff)
+        .order_by("charttime", "note_seq", "note_id")
+        .first()
+    )
+    if note is None:
+        return []
+    return admission_facts_from_note(
+        note_id=note.note_id,
+        text=note.text,
+        charttime=fmt_datetime(note.charttime),
+        admittime=fmt_datetime(admission.admittime),
+    )
 
 
 def _prescription_facts(*, hadm_id: int, context: ToolContext) -> list[Fact]:

@@ -5,6 +5,11 @@ memory's current date (cutoff rule of :mod:`ehr.fhir.context`), the quoted evide
 there (note span, or the named column of the row), the value and every string attribute are
 part of the evidence (or, for table rows, equal to the named columns), and nothing said contains
 a de-identification mark.
+
+One exception to the cutoff rule, checked only in :func:`admission_time_rows`: an admission-time
+section (:data:`ADMISSION_SECTIONS`) of the memory admission's own discharge note is visible from
+the admission's start, before the note is charted, when the fact's source says so
+(``visible_from="admission"`` with that ``admittime``). Everything else is judged by its own time.
 """
 
 from __future__ import annotations
@@ -30,8 +35,24 @@ class RecordReader(Protocol):
     def read(self, *, table: str, key: dict[str, Any]) -> list[SourceRow]: ...
 
 
+# What the patient told the admitting team; never the course, results or discharge plans.
+ADMISSION_SECTIONS = frozenset(
+    {
+        "Chief Complaint",
+        "History of Present Illness",
+        "Past Medical History",
+        "Allergies",
+        "Social History",
+        "Family History",
+        "Medications on Admission",
+    }
+)
+NOTE_TABLE = "mimic_note_discharge"
+ADMISSION_TABLE = "mimic_admissions"
+
 _TABLES: dict[str, tuple[type, str]] = {
-    "mimic_note_discharge": (m.DischargeNote, "charttime"),
+    NOTE_TABLE: (m.DischargeNote, "charttime"),
+    ADMISSION_TABLE: (m.Admission, "admittime"),
     "mimic_prescriptions": (m.Prescription, "starttime"),
     "mimic_chartevents": (m.ChartEvent, "charttime"),
 }
@@ -70,12 +91,16 @@ def check_fact(*, fact: Fact, memory: HealthMemory, reader: RecordReader) -> str
     if not fact.evidence.strip() or fact.value not in fact.evidence:
         return "value is not part of the evidence"
     src = fact.source
+    if src.table == ADMISSION_TABLE:  # read only to date the admission-time rule, never quoted
+        return f"source {src.table} is not a fact source"
     rows = [r for r in reader.read(table=src.table, key=src.key) if r.subject_id == memory.subject_id]
     if not rows:
         return f"source {src.table} {src.key} not found for this patient"
-    if not any(context.time_visible(r.visible_at) for r in rows):
+    visible = [r for r in rows if context.time_visible(r.visible_at)]
+    visible = visible or admission_time_rows(fact=fact, memory=memory, rows=rows, reader=reader, context=context)
+    if not visible:
         return f"source {src.table} {src.key} is not visible on {memory.current_date}"
-    rows = [r for r in rows if context.time_visible(r.visible_at)]
+    rows = visible
     if src.kind == "note":
         if src.start is None or src.end is None:
             return "note source without a character span"
@@ -96,6 +121,34 @@ def check_fact(*, fact: Fact, memory: HealthMemory, reader: RecordReader) -> str
         if all(_same(row.values.get(col), want) for col, want in columns.items()):
             return None
     return "evidence does not match the row's columns"
+
+
+def admission_time_rows(
+    *, fact: Fact, memory: HealthMemory, rows: list[SourceRow], reader: RecordReader, context: ToolContext
+) -> list[SourceRow]:
+    """The note rows the admission-time rule makes visible for ``fact`` (empty: the rule does not apply).
+
+    The rule, stated once: the source says ``visible_from="admission"`` and names an admission-time
+    section; the note row exists for the patient (``rows`` are already the patient's) and belongs to
+    the memory's admission; that admission started before the cutoff, at the recorded ``admittime``.
+    """
+    src = fact.source
+    if src.visible_from != "admission" or src.kind != "note" or src.table != NOTE_TABLE:
+        return []
+    if src.section not in ADMISSION_SECTIONS or memory.hadm_id is None or src.admittime is None:
+        return []
+    own = [r for r in rows if r.values.get("hadm_id") == memory.hadm_id]
+    if not own:
+        return []
+    admissions = reader.read(table=ADMISSION_TABLE, key={"hadm_id": memory.hadm_id})
+    started = [
+        a
+        for a in admissions
+        if a.subject_id == memory.subject_id
+        and context.time_visible(a.visible_at)
+        and _same(a.visible_at, src.admittime)
+    ]
+    return own if started else []
 
 
 def _same(actual: Any, want: Any) -> bool:

@@ -12,6 +12,7 @@ from ehr import models as m
 from ehr.fhir.context import visibility_cutoff
 from scenarios.patient import HealthMemory, Source, build_memory, verify_memory
 from scenarios.patient.facts import SYMPTOM_SLOTS, make_fact
+from scenarios.patient.verify import ADMISSION_SECTIONS
 
 
 def _note_day(note: m.DischargeNote) -> dt.date:
@@ -105,18 +106,24 @@ def test_a_planted_untraceable_fact_is_dropped(demo_cohort):
     assert all(d["reason"] for d in checked.dropped)
 
 
-def test_a_note_charted_after_the_current_date_contributes_nothing(demo_cohort):
+def test_a_note_charted_after_the_current_date_gives_its_admission_time_sections_only(demo_cohort):
     note = _first_note()
     adm = m.Admission.objects.get(hadm_id=note.hadm_id)
     day_before = _note_day(note) - dt.timedelta(days=1)
     assert day_before >= adm.admittime.date()
     memory = build_memory(subject_id=note.subject_id, hadm_id=note.hadm_id, current_date=day_before)
-    assert all(f.source.note_id != note.note_id for f in memory.facts)
-    assert not memory.of("symptom") and not memory.of("chief_complaint")
+    assert memory.dropped == []
+    # The patient knows what they told the admitting team (admission-time rule of memory.py) ...
+    assert memory.of("symptom") and memory.of("chief_complaint")
+    own = [f for f in memory.facts if f.source.note_id == note.note_id]
+    assert own and all(f.source.section in ADMISSION_SECTIONS for f in own)
     cutoff = visibility_cutoff(day_before)
     for fact in memory.facts:
         assert fact.source.charttime is not None
-        assert dt.datetime.fromisoformat(fact.source.charttime).replace(tzinfo=dt.UTC) < cutoff
+        if fact.source.visible_from == "admission":  # ... from the admission's start, before the note is charted
+            assert dt.datetime.fromisoformat(fact.source.admittime).replace(tzinfo=dt.UTC) < cutoff
+        else:
+            assert dt.datetime.fromisoformat(fact.source.charttime).replace(tzinfo=dt.UTC) < cutoff
     # Inpatient orders started by then are known; those started later are not.
     later = m.Prescription.objects.filter(hadm_id=note.hadm_id, starttime__gte=cutoff).values_list("drug", flat=True)
     earlier = m.Prescription.objects.filter(hadm_id=note.hadm_id, starttime__lt=cutoff).values_list("drug", flat=True)
@@ -127,12 +134,16 @@ def test_a_note_charted_after_the_current_date_contributes_nothing(demo_cohort):
 
 def test_a_later_admission_reads_chronic_facts_from_the_earlier_note(demo_cohort):
     for adm in m.Admission.objects.order_by("subject_id", "admittime"):
-        earlier = m.DischargeNote.objects.filter(subject_id=adm.subject_id, charttime__lt=adm.admittime).first()
+        day_before = adm.admittime.date() - dt.timedelta(days=1)
+        earlier = m.DischargeNote.objects.filter(
+            subject_id=adm.subject_id, charttime__lt=visibility_cutoff(day_before)
+        ).first()
         if earlier is not None:
             break
     else:
         pytest.skip("no readmission in the cohort")
-    memory = build_memory(subject_id=adm.subject_id, hadm_id=adm.hadm_id, current_date=adm.admittime.date())
+    # The day before the admission starts its own story is not known yet; the earlier note is.
+    memory = build_memory(subject_id=adm.subject_id, hadm_id=adm.hadm_id, current_date=day_before)
     assert memory.dropped == []
     home = memory.of("medication", "home")
     assert home and all(f.source.section == "Discharge Medications" for f in home)

@@ -92,8 +92,24 @@ def test_messy_note_answers_are_grounded_in_both_languages(messy):
     assert critical.id in named["facts"] and "ran out" in named["answer"]
 
 
-def test_a_note_charted_after_the_current_date_is_ignored(messy):
-    before = build_memory(subject_id=SUBJECT, hadm_id=HADM, current_date=CHARTED.date() - dt.timedelta(days=1))
+def test_a_note_charted_after_the_current_date_gives_admission_time_facts_only(messy):
+    during = build_memory(subject_id=SUBJECT, hadm_id=HADM, current_date=CHARTED.date() - dt.timedelta(days=1))
+    assert during.dropped == []
+    assert [f.value for f in during.of("chief_complaint")] == ["chest pain, SOB"]
+    assert [f.value for f in during.of("allergy")] == ["Penicillins", "Sulfa (Sulfonamide Antibiotics)"]
+    assert during.of("symptom") and during.of("history")
+    # No admission list, and the discharge list does not stand in before discharge.
+    assert during.of("medication", "home") == []
+    # "Activity Status" is the discharge condition; the HPI's adherence statement is admission knowledge.
+    assert all(f.source.section != "Discharge Condition" for f in during.facts)
+    # (Without a home list clopidogrel is not a known drug name, so the statement is general adherence.)
+    assert any("ran out" in f.value and f.attrs["nonadherent"] for f in during.of("adherence"))
+    charted = {(f.source.start, f.source.end) for f in messy.facts}
+    assert {(f.source.start, f.source.end) for f in during.facts} <= charted
+
+
+def test_a_note_of_an_admission_not_started_yet_is_ignored(messy):
+    before = build_memory(subject_id=SUBJECT, hadm_id=HADM, current_date=ADMIT.date() - dt.timedelta(days=1))
     assert before.facts == []
     answer = answer_patient_tool(
         tool="patient.get_symptom_history",
