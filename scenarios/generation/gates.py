@@ -1,0 +1,249 @@
+"""Deterministic quality gates over a session draft: each returns the failures it finds.
+
+A failure names the gate, the turn and what is wrong, so a rejected session shows its reasons.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+from ehr.fhir import REGISTRY, TOOL_NAMES
+from scenarios.generation.numbers import as_decimal, numbers, numbers_in, units
+from scenarios.generation.planner import ARCS
+from scenarios.generation.templates import AE_MARKERS_EN, AE_MARKERS_ZH, NA_PRONOUNS_EN, NA_PRONOUNS_ZH, PE_MAX_WORDS
+from scenarios.generation.types import RUBRIC_COUNTS, SUBTYPES, GateFailure, SessionDraft, TurnDraft
+from scenarios.rubric_checks import validate_rubric_check
+
+L2_KINDS = {"cr_trend", "cr_crcl", "cr_threshold"}
+L3_KINDS = {"cr_interaction", "cr_renal_dosing"}
+DATE_KEYS = {"effectiveDateTime", "authoredOn", "date", "recordedDate", "created", "issued", "start", "charttime"}
+
+
+def _kind(tool: str) -> str:
+    return REGISTRY[tool].kind if tool in REGISTRY else "unknown"
+
+
+def _calls(turn: TurnDraft) -> list:
+    return [s for s in turn.steps if s.tool != "prepare_to_answer"]
+
+
+def gate_tool_results(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        for s in _calls(turn):
+            obs = s.observation
+            if isinstance(obs, dict) and "error" in obs:
+                yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned an error: {obs['error']}")
+            elif _kind(s.tool) == "ehr" and isinstance(obs, dict) and obs.get("resourceType") == "Bundle":
+                if not obs.get("total") or not obs.get("entry"):
+                    yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned an empty Bundle")
+            elif _kind(s.tool) == "ehr" and not obs:
+                yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned nothing")
+
+
+def gate_tool_counts(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        calls = _calls(turn)
+        kinds = [_kind(s.tool) for s in calls]
+        tt = turn.task_type
+        if not turn.steps or turn.steps[-1].tool != "prepare_to_answer":
+            yield GateFailure("tool_count", turn.index, "the last step must be prepare_to_answer")
+        if tt == "IL" and (len(calls) != 1 or kinds != ["ehr"]):
+            yield GateFailure("tool_count", turn.index, f"IL needs exactly 1 EHR call, got {kinds}")
+        elif tt == "DG" and not 2 <= len(calls) <= 4:
+            yield GateFailure("tool_count", turn.index, f"DG needs 2-4 calls, got {len(calls)}")
+        elif tt == "CR" and "ehr" not in kinds:
+            yield GateFailure("tool_count", turn.index, "CR needs at least one fetched value")
+        elif tt == "WU" and kinds != ["write"]:
+            yield GateFailure("tool_count", turn.index, f"WU needs exactly one write call, got {kinds}")
+        if tt != "WU" and "write" in kinds:
+            yield GateFailure("tool_count", turn.index, f"{tt} must not write")
+        if "unknown" in kinds:
+            yield GateFailure("tool_names", turn.index, f"unknown tool in {[s.tool for s in calls]}")
+
+
+def _grounding(draft: SessionDraft, upto: int) -> set[Decimal]:
+    pool = numbers(draft.env_info)
+    for turn in draft.turns[: upto + 1]:
+        for text in (turn.request_explicit_en, turn.request_implicit_en):
+            pool |= numbers(text)
+        for s in _calls(turn):
+            pool |= numbers_in(s.arguments) | numbers_in(s.observation)
+        for d in turn.derivations:
+            for v in (d.result, *d.constants.values()):
+                if (dec := as_decimal(v)) is not None:
+                    pool.add(dec)
+    return pool
+
+
+def gate_numbers(draft: SessionDraft) -> Iterator[GateFailure]:
+    """Every number of an answer or rubric item is read from the record/requests or declared as derived."""
+    for turn in draft.turns:
+        pool = _grounding(draft, turn.index)
+        texts = [("answer", turn.answer_en)] + [(f"rubric {i}", r.text_en) for i, r in enumerate(turn.rubric)]
+        for where, text in texts:
+            if missing := sorted(numbers(text) - pool):
+                yield GateFailure(
+                    "numbers", turn.index, f"{where}: {', '.join(map(str, missing))} not in any observation"
+                )
+        for i, r in enumerate(turn.rubric):
+            if r.check and r.check.get("kind") == "value_unit":
+                dec = as_decimal(r.check.get("value"))
+                if dec is None or dec not in pool:
+                    yield GateFailure(
+                        "numbers", turn.index, f"rubric {i}: checked value {r.check.get('value')} ungrounded"
+                    )
+
+
+def gate_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        low, high = RUBRIC_COUNTS[turn.task_type]
+        if not low <= len(turn.rubric) <= high:
+            yield GateFailure(
+                "rubric_count", turn.index, f"{turn.task_type} needs {low}-{high} items, got {len(turn.rubric)}"
+            )
+        for i, r in enumerate(turn.rubric):
+            if not r.text_en.strip() or not r.text_zh.strip():
+                yield GateFailure("rubric", turn.index, f"item {i} lacks a text")
+            try:
+                validate_rubric_check(r.check)
+            except ValueError as exc:
+                yield GateFailure("rubric", turn.index, f"item {i}: {exc}")
+        if turn.task_type == "WU" and not any((r.check or {}).get("kind") == "write_call" for r in turn.rubric):
+            yield GateFailure("rubric", turn.index, "WU rubric must check the write call")
+
+
+def _pairs(turn: TurnDraft) -> Iterator[tuple[str, str, str]]:
+    yield "explicit request", turn.request_explicit_en, turn.request_explicit_zh
+    yield "implicit request", turn.request_implicit_en, turn.request_implicit_zh
+    yield "answer", turn.answer_en, turn.answer_zh
+    for i, r in enumerate(turn.rubric):
+        yield f"rubric {i}", r.text_en, r.text_zh
+
+
+def gate_translation(draft: SessionDraft) -> Iterator[GateFailure]:
+    """Numbers, units and tool names of each English text survive in its Chinese counterpart."""
+    for turn in draft.turns:
+        for where, en, zh_text in _pairs(turn):
+            if not zh_text.strip():
+                yield GateFailure("translation", turn.index, f"{where}: Chinese text missing")
+                continue
+            if missing := sorted(numbers(en) - numbers(zh_text)):
+                yield GateFailure(
+                    "translation", turn.index, f"{where}: ZH lacks numbers {', '.join(map(str, missing))}"
+                )
+            if missing_u := sorted(units(en) - units(zh_text)):
+                yield GateFailure("translation", turn.index, f"{where}: ZH lacks units {', '.join(missing_u)}")
+            if lost := [n for n in TOOL_NAMES if n in en and n not in zh_text]:
+                yield GateFailure("tool_names", turn.index, f"{where}: tool name translated or lost: {', '.join(lost)}")
+        for i, r in enumerate(turn.rubric):
+            if r.check and r.check.get("kind") == "write_call" and r.check.get("tool") not in TOOL_NAMES:
+                yield GateFailure("tool_names", turn.index, f"rubric {i}: unknown tool {r.check.get('tool')!r}")
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip("?.,!:;").lower() for w in text.split()]
+
+
+def gate_arc(draft: SessionDraft) -> Iterator[GateFailure]:
+    types = tuple(t.task_type for t in draft.turns)
+    if (
+        len(types) != 4
+        or types[0] != "IL"
+        or any(t not in ("IL", "DG", "CR") for t in types[1:3])
+        or types[3] not in ("DG", "CR", "WU")
+    ):
+        yield GateFailure("arc", None, f"arc {types} breaks the protocol")
+    if not 0 <= draft.sequence_idx < len(ARCS) or ARCS[draft.sequence_idx] != types:
+        yield GateFailure("arc", None, f"sequence_idx {draft.sequence_idx} does not match arc {types}")
+    seen: set[str] = set()
+    for turn in draft.turns:
+        yield from _subtype_failures(turn, seen)
+        yield from _source_failures(turn)
+        seen |= set(turn.entities)
+
+
+def _subtype_failures(turn: TurnDraft, seen: set[str]) -> Iterator[GateFailure]:
+    if turn.index == 0:
+        if turn.subtype is not None or turn.is_implicit:
+            yield GateFailure("subtype", 0, "turn 0 must be explicit")
+        return
+    if turn.subtype not in SUBTYPES or not turn.is_implicit:
+        yield GateFailure("subtype", turn.index, f"turn needs an implicitness subtype, got {turn.subtype!r}")
+        return
+    if turn.request_implicit_en == turn.request_explicit_en:
+        yield GateFailure("subtype", turn.index, "implicit request equals the explicit one")
+    words = _words(turn.request_implicit_en)
+    if turn.subtype == "NA":
+        if turn.entity not in seen:
+            yield GateFailure("subtype", turn.index, f"NA refers to {turn.entity!r}, not established earlier")
+        if not set(words) & set(NA_PRONOUNS_EN) or not any(p in turn.request_implicit_zh for p in NA_PRONOUNS_ZH):
+            yield GateFailure("subtype", turn.index, "NA rewrite has no anaphoric pronoun")
+    elif turn.subtype == "PE" and len(words) > PE_MAX_WORDS:
+        yield GateFailure("subtype", turn.index, f"PE rewrite is not elliptic ({len(words)} words)")
+    elif turn.subtype == "AE" and (
+        not turn.request_implicit_en.startswith(AE_MARKERS_EN) or not turn.request_implicit_zh.startswith(AE_MARKERS_ZH)
+    ):
+        yield GateFailure("subtype", turn.index, "AE rewrite does not open with an abstract anaphor")
+
+
+def _source_failures(turn: TurnDraft) -> Iterator[GateFailure]:
+    kinds = {_kind(s.tool) for s in _calls(turn)}
+    expected = {"ehr": {"ehr"}, "patient": {"patient"}, "write": {"write"}, "mixed": {"ehr", "patient"}}
+    if kinds != expected.get(turn.tool_source):
+        yield GateFailure("tool_source", turn.index, f"tool_source {turn.tool_source} but calls are {sorted(kinds)}")
+    if turn.task_type == "DG":
+        adaptive = any(s.dependency_list for s in _calls(turn))
+        if turn.workup_mode not in ("parallel", "adaptive") or adaptive != (turn.workup_mode == "adaptive"):
+            yield GateFailure("workup_mode", turn.index, f"workup_mode {turn.workup_mode} does not match the steps")
+
+
+def gate_tier(draft: SessionDraft) -> Iterator[GateFailure]:
+    kinds = {t.kind for t in draft.turns}
+    if draft.tier == 2 and not kinds & L2_KINDS:
+        yield GateFailure("tier", None, "L2 needs a trend, a formula or a drug-lab threshold turn")
+    if draft.tier == 3:
+        if not kinds & L3_KINDS:
+            yield GateFailure("tier", None, "L3 needs a multi-drug conflict or a sequential dependency turn")
+        resource_types = {s.tool.split(".")[0] for t in draft.turns for s in _calls(t) if _kind(s.tool) == "ehr"}
+        if len(resource_types) < 3:
+            yield GateFailure("tier", None, f"L3 needs >= 3 resource types, got {sorted(resource_types)}")
+
+
+def _dates(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in DATE_KEYS and isinstance(v, str) and len(v) >= 10:
+                yield v[:10]
+            else:
+                yield from _dates(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _dates(v)
+
+
+def gate_date_cutoff(draft: SessionDraft) -> Iterator[GateFailure]:
+    today = dt.date.fromisoformat(draft.current_date).isoformat()
+    for turn in draft.turns:
+        for s in _calls(turn):
+            if late := sorted(d for d in _dates(s.observation) if d > today):
+                yield GateFailure("date_cutoff", turn.index, f"step {s.idx} {s.tool} shows {late[-1]} > {today}")
+
+
+GATES = (
+    gate_tool_results,
+    gate_tool_counts,
+    gate_numbers,
+    gate_rubric,
+    gate_translation,
+    gate_arc,
+    gate_tier,
+    gate_date_cutoff,
+)
+
+
+def check_session(draft: SessionDraft) -> list[GateFailure]:
+    """All gate failures of a draft (empty list: the draft passes)."""
+    return [failure for gate in GATES for failure in gate(draft)]
