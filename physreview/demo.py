@@ -14,6 +14,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.db import transaction
+from tqdm import tqdm
+
+from scenarios.models import GenerationRun
 
 DEMO_COHORT_DIR = Path(settings.BASE_DIR) / "ehr" / "data" / "demo_cohort"
 ROLES = ("reviewer", "adjudicator", "admin")
@@ -64,9 +67,33 @@ def ensure_demo_users() -> list[DemoUser]:
     return users
 
 
-def prepare_demo(*, quiet: bool = False) -> list[DemoUser]:
-    """Migrate, load the bundled cohort (the importer replaces tables, so re-runs are idempotent), add users."""
+DEMO_SESSIONS = 48  # 4 per scenario × tier
+DEMO_SEED = 1
+
+
+def ensure_demo_sessions(*, quiet: bool) -> GenerationRun:
+    """The demo's generated sessions: made once by the rules backend, then only completed if a run was cut."""
+    from scenarios import services
+
+    run = GenerationRun.objects.filter(backend="rules", seed=DEMO_SEED, requested=DEMO_SESSIONS).first()
+    if run is None:
+        run = services.create_run(
+            backend="rules",
+            seed=DEMO_SEED,
+            scenarios=list(services.ALL_SCENARIOS),
+            tiers=list(services.ALL_TIERS),
+            n=DEMO_SESSIONS,
+        )
+    for slot in tqdm(services.missing_slots(run=run), desc="demo sessions", disable=quiet):
+        services.generate_slot(run_id=run.pk, index=slot.index)
+    return services.refresh_run_counts(run_id=run.pk, finished=True)
+
+
+def prepare_demo(*, quiet: bool = False) -> tuple[list[DemoUser], GenerationRun]:
+    """Migrate, load the bundled cohort (the importer replaces tables, so re-runs are idempotent),
+    generate the demo sessions, add users."""
     call_command("migrate", interactive=False, verbosity=0)
     args = [str(DEMO_COHORT_DIR)] + (["--quiet"] if quiet else [])
     call_command("import_mimic", *args)
-    return ensure_demo_users()
+    run = ensure_demo_sessions(quiet=quiet)
+    return ensure_demo_users(), run

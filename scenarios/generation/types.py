@@ -44,6 +44,11 @@ class TurnPlan:
     entity: str  # the main thing the turn is about; NA anaphora must point at an earlier one
 
 
+def session_id_for(*, scenario: str, seed: int, tier: int, index: int) -> str:
+    """A generated session's id: a function of the slot, so the same seed gives the same ids."""
+    return f"physreview_{scenario}_s{seed}_t{tier}_{index}"
+
+
 @dataclass(frozen=True)
 class SessionPlan:
     scenario: str
@@ -64,7 +69,7 @@ class SessionPlan:
 
     @property
     def session_id(self) -> str:
-        return f"physreview_{self.scenario}_s{self.seed}_t{self.tier}_{self.index}"
+        return session_id_for(scenario=self.scenario, seed=self.seed, tier=self.tier, index=self.index)
 
     def plan_text(self) -> dict[str, Any]:
         """The ``session_plan`` object of the released format."""

@@ -2,6 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from ehr.mimic_tables import TABLES
+from scenarios.models import Session
 
 
 def _counts() -> dict[str, int]:
@@ -17,6 +18,14 @@ def test_demo_no_serve_is_idempotent_and_prints_logins(demo_cohort, settings, tm
     second_out = capsys.readouterr().out
 
     assert _counts() == first_counts
+    # Every scenario × tier has generated sessions, made once (the second run only checks).
+    sessions = Session.objects.all()
+    assert sessions.count() >= 48
+    assert {(s.scenario, s.tier) for s in sessions} == {
+        (sc, t)
+        for sc in ("diagnostic_workup", "med_safety", "treatment_response", "discharge_planning")
+        for t in (1, 2, 3)
+    }
     assert first_counts["patients"] > 0 and first_counts["labevents"] > 0
     # Same printed credentials both times, and they work.
     assert first_out == second_out

@@ -1,5 +1,5 @@
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from physreview.demo import prepare_demo
 
@@ -13,8 +13,15 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="No progress bars.")
 
     def handle(self, *args, no_serve: bool, addrport: str, quiet: bool, **options):
-        users = prepare_demo(quiet=quiet)
+        try:
+            users, run = prepare_demo(quiet=quiet)
+        except ValueError as exc:  # e.g. the demo's session ids already made by a hand-started run
+            raise CommandError(f"demo sessions: {exc}") from None
         self.stdout.write(self.style.SUCCESS("Demo ready."))
+        self.stdout.write(
+            f"{run.made} generated sessions (run {run.pk}, rules backend, seed {run.seed}); "
+            f"{run.rejected_by_gate} rejected by the quality gates."
+        )
         self.stdout.write(f"Open http://{addrport}/ and log in with one of:")
         for user in users:
             self.stdout.write(f"  {user.role:<12} username: {user.username:<18} password: {user.password}")

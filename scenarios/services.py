@@ -1,0 +1,282 @@
+"""Writes of the generation pipeline: runs, and one generated session per (run, index) slot.
+
+Idempotency: a slot's session is keyed by ``(run, run_index)`` (unique constraint). Generating a
+slot first looks for its row, and a concurrent duplicate (a redelivered Celery task racing the
+first delivery) loses on the constraint and returns the winner's row, so a slot never yields two
+sessions and re-running a slot costs one SELECT. Counts on the run are recomputed from the rows
+(:func:`refresh_run_counts`), never incremented, so redeliveries cannot skew them.
+"""
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ehr.fhir import tool_schemas
+from scenarios.generation import generate_session
+from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for
+from scenarios.models import (
+    GenerationRun,
+    GoldStep,
+    RubricItem,
+    RunStatus,
+    Scenario,
+    Session,
+    SessionStatus,
+    Turn,
+)
+from scenarios.patient import (
+    HealthMemory,
+    Persona,
+    answer_patient_tool,
+    build_memory,
+    choose_persona,
+    make_patient_responder,
+)
+
+ALL_TIERS = (1, 2, 3)
+ALL_SCENARIOS = tuple(Scenario.values)
+
+
+@dataclass(frozen=True)
+class Slot:
+    index: int
+    scenario: str
+    tier: int
+
+
+def spread_slots(*, scenarios: list[str], tiers: list[int], n: int) -> list[Slot]:
+    """N slots spread evenly: the scenario × tier grid is walked round-robin, so any 12 cover 4 × 3."""
+    grid = [(scenario, tier) for tier in tiers for scenario in scenarios]
+    return [Slot(index=i, scenario=grid[i % len(grid)][0], tier=grid[i % len(grid)][1]) for i in range(n)]
+
+
+def run_slots(*, run: GenerationRun) -> list[Slot]:
+    p = run.parameters
+    return spread_slots(scenarios=p["scenarios"], tiers=p["tiers"], n=run.requested)
+
+
+def create_run(*, backend: str, seed: int, scenarios: list[str], tiers: list[int], n: int) -> GenerationRun:
+    unknown = sorted(set(scenarios) - set(ALL_SCENARIOS))
+    if unknown:
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(ALL_SCENARIOS)}")
+    if not set(tiers) <= set(ALL_TIERS) or not tiers:
+        raise ValueError(f"tiers must be among 1, 2, 3 (got {tiers})")
+    if n < 1:
+        raise ValueError("--n must be at least 1")
+    planned = [
+        session_id_for(scenario=s.scenario, seed=seed, tier=s.tier, index=s.index)
+        for s in spread_slots(scenarios=scenarios, tiers=tiers, n=n)
+    ]
+    clash = Session.objects.filter(session_id__in=planned).order_by("run_id").first()
+    if clash is not None:
+        # Same seed, same slots: the sessions exist already; regenerating would only duplicate them.
+        raise ValueError(
+            f"session {clash.session_id} already exists (run {clash.run_id}); "
+            f"use --resume {clash.run_id} to finish that run, or another --seed"
+        )
+    return GenerationRun.objects.create(
+        backend=backend,
+        seed=seed,
+        parameters={"scenarios": list(scenarios), "tiers": list(tiers), "n": n},
+        requested=n,
+        status=RunStatus.RUNNING,
+    )
+
+
+def missing_slots(*, run: GenerationRun) -> list[Slot]:
+    """Slots without a session and without a recorded failure: what a resume still has to do."""
+    done = set(Session.objects.filter(run=run).values_list("run_index", flat=True))
+    failed = {e["index"] for e in run.errors if "index" in e}
+    return [s for s in run_slots(run=run) if s.index not in done and s.index not in failed]
+
+
+def _patient_answer() -> Callable[..., dict[str, Any]]:
+    """Gold patient answers come from the agentic patient built from the record (memory + persona)."""
+    return make_patient_responder()
+
+
+def generate_slot(*, run_id: int, index: int) -> Session | None:
+    """Generate and store the session of one slot (idempotent; see module docstring).
+
+    Returns the stored session (also when it is ``rejected_by_gate``), or ``None`` when no admission
+    of the record fits the slot (recorded on the run's errors).
+    """
+    run = GenerationRun.objects.get(pk=run_id)
+    existing = Session.objects.filter(run=run, run_index=index).first()
+    if existing is not None:
+        return existing
+    slot = next(s for s in run_slots(run=run) if s.index == index)
+    outcome = generate_session(
+        scenario=slot.scenario, tier=slot.tier, seed=run.seed, index=index, patient_answer=_patient_answer()
+    )
+    if outcome.draft is None:
+        _record_error(run_id=run_id, error={"index": index, "reason": outcome.status, "slot": slot.__dict__})
+        return None
+    try:
+        with transaction.atomic():
+            return persist_draft(run=run, index=index, outcome=outcome)
+    except IntegrityError:
+        # Another delivery of the same slot won, or the session id exists from an earlier run.
+        winner = Session.objects.filter(run=run, run_index=index).first()
+        if winner is not None:
+            return winner
+        clash = Session.objects.filter(session_id=outcome.draft.session_id).select_related("run").first()
+        _record_error(
+            run_id=run_id,
+            error={
+                "index": index,
+                "reason": "duplicate_session_id",
+                "detail": f"session {outcome.draft.session_id} already exists"
+                + (f" (run {clash.run_id})" if clash else ""),
+            },
+        )
+        return None
+
+
+def _record_error(*, run_id: int, error: dict[str, Any]) -> None:
+    """Append an error once per slot; takes a row lock on the run (workers write concurrently)."""
+    with transaction.atomic():
+        run = GenerationRun.objects.select_for_update().get(pk=run_id)
+        if not any(e.get("index") == error.get("index") for e in run.errors):
+            run.errors = [*run.errors, error]
+            run.save(update_fields=["errors"])
+
+
+def persist_draft(*, run: GenerationRun | None, index: int | None, outcome: GenerationOutcome) -> Session:
+    """Store a draft with its turns, gold steps and rubric items. Call inside a transaction."""
+    draft: SessionDraft = outcome.draft
+    current = dt.date.fromisoformat(draft.current_date)
+    memory = build_memory(subject_id=draft.subject_id, hadm_id=draft.hadm_id, current_date=current)
+    persona = choose_persona(seed=draft.session_id, memory=memory)
+    passed = outcome.status == "passed"
+    # The rules backend is a pure function of record and seed; stamping wall-clock time would make equal
+    # seeds export different bytes. Its sessions carry the record time they are set at; the run keeps
+    # when it actually ran (GenerationRun.created_at).
+    generated_at = dt.datetime.combine(current, dt.time(), tzinfo=dt.UTC)
+    session = Session.objects.create(
+        run=run,
+        run_index=index,
+        record_id=draft.session_id.removeprefix("physreview_"),
+        session_id=draft.session_id,
+        subject_id=draft.subject_id,
+        hadm_id=draft.hadm_id,
+        current_date=current,
+        env_info=draft.env_info,
+        scenario=draft.scenario,
+        clinical_task_domain=draft.clinical_task_domain,
+        tier=draft.tier,
+        sequence_idx=draft.sequence_idx,
+        tools=tool_schemas(language="en"),
+        tools_zh=tool_schemas(language="zh"),
+        session_plan=draft.session_plan,
+        dep_graph=draft.dep_graph,
+        persona=persona.to_dict(),
+        patient_memory=memory.to_dict(),
+        patient_agent_annotations=_patient_annotations(draft=draft, memory=memory, persona=persona),
+        status=SessionStatus.DRAFT if passed else SessionStatus.REJECTED_BY_GATE,
+        generated_at=generated_at,
+        gate_report={
+            "attempts": outcome.attempts,
+            "failures": [f.__dict__ for f in outcome.reasons],
+            "tier_feature": draft.tier_feature,
+        },
+    )
+    for turn in draft.turns:
+        _persist_turn(session=session, turn=turn, failures=[f for f in outcome.reasons if f.turn == turn.index])
+    return session
+
+
+def _persist_turn(*, session: Session, turn: TurnDraft, failures: list) -> None:
+    row = Turn.objects.create(
+        session=session,
+        index=turn.index,
+        task_type=turn.task_type,
+        is_implicit=turn.is_implicit,
+        subtype=turn.subtype,
+        tool_source=turn.tool_source,
+        workup_mode=turn.workup_mode,
+        request_explicit_en=turn.request_explicit_en,
+        request_implicit_en=turn.request_implicit_en,
+        request_explicit_zh=turn.request_explicit_zh,
+        request_implicit_zh=turn.request_implicit_zh,
+        answer_en=turn.answer_en,
+        answer_zh=turn.answer_zh,
+        derivations=[d.__dict__ for d in turn.derivations],
+        gate_report={"failures": [f.__dict__ for f in failures]},
+    )
+    GoldStep.objects.bulk_create(
+        GoldStep(
+            turn=row,
+            idx=s.idx,
+            tool=s.tool,
+            arguments=s.arguments,
+            observation=s.observation,
+            dependency_list=s.dependency_list,
+        )
+        for s in turn.steps
+    )
+    for idx, item in enumerate(turn.rubric):
+        # save() validates the machine-checkable form (bulk_create would skip that).
+        RubricItem(
+            turn=row,
+            idx=idx,
+            text_en=item.text_en,
+            text_zh=item.text_zh,
+            is_safety=item.is_safety,
+            machine_check=item.check,
+        ).save()
+
+
+def _patient_annotations(*, draft: SessionDraft, memory: HealthMemory, persona: Persona) -> list[dict[str, Any]]:
+    """The gold patient answers in both languages, keyed by tool + arguments: what evaluation replays."""
+    out = []
+    for turn in draft.turns:
+        for step in turn.steps:
+            if not step.tool.startswith("patient."):
+                continue
+            args = {k: v for k, v in step.arguments.items() if k not in {"session_id", "subject_id"}}
+            out.append(
+                {
+                    "turn": turn.index,
+                    "tool": step.tool,
+                    "arguments": args,
+                    "answers": {
+                        lang: answer_patient_tool(
+                            tool=step.tool, arguments=args, memory=memory, persona=persona, language=lang
+                        )
+                        for lang in ("en", "zh")
+                    },
+                }
+            )
+    return out
+
+
+def refresh_run_counts(*, run_id: int, finished: bool) -> GenerationRun:
+    with transaction.atomic():
+        run = GenerationRun.objects.select_for_update().get(pk=run_id)
+        statuses = Counter(Session.objects.filter(run=run).values_list("status", flat=True))
+        run.made = statuses[SessionStatus.DRAFT]
+        run.rejected_by_gate = statuses[SessionStatus.REJECTED_BY_GATE]
+        if finished:
+            run.status = RunStatus.FINISHED
+            run.finished_at = timezone.now()
+        run.save()
+    return run
+
+
+def mark_run(*, run_id: int, status: str) -> None:
+    GenerationRun.objects.filter(pk=run_id).update(status=status)
+
+
+def gate_reasons(*, run: GenerationRun) -> Counter:
+    reasons: Counter = Counter()
+    for report in Session.objects.filter(run=run, status=SessionStatus.REJECTED_BY_GATE).values_list(
+        "gate_report", flat=True
+    ):
+        reasons.update(f["gate"] for f in report.get("failures", []))
+    return reasons
