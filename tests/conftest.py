@@ -6,9 +6,11 @@ pytest-django runs transactional tests last; ``demo_cohort`` reloads the data if
 flushed it.
 """
 
+import os
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from django.core.management import call_command
 
@@ -47,3 +49,21 @@ def _celery_in_process(request):
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def broker_url():
+    url = settings.CELERY_BROKER_URL
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("CI must set CELERY_BROKER_URL (a local Redis) for the worker test")
+        pytest.skip("CELERY_BROKER_URL is not set: no broker to run a worker against")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.exceptions.ConnectionError as exc:
+        pytest.fail(f"CELERY_BROKER_URL={url} is set but Redis does not answer: {exc}")
+    from physreview.celery import app
+
+    # Messages left by an aborted earlier run would reach this run's worker; start from an empty queue.
+    app.control.purge()
+    return url

@@ -1,9 +1,6 @@
 """A real Celery worker on Redis runs a real task (the MIMIC importer) against the test database."""
 
-import os
-
 import pytest
-import redis
 from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.core.management import call_command
@@ -13,20 +10,6 @@ from ehr.tasks import import_mimic_dir
 from physreview.celery import app as celery_app
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def broker_url():
-    url = settings.CELERY_BROKER_URL
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("CI must set CELERY_BROKER_URL (a local Redis) for the worker test")
-        pytest.skip("CELERY_BROKER_URL is not set: no broker to run a worker against")
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.exceptions.ConnectionError as exc:
-        pytest.fail(f"CELERY_BROKER_URL={url} is set but Redis does not answer: {exc}")
-    return url
 
 
 def test_worker_on_redis_runs_the_import_task(broker_url, tmp_path):

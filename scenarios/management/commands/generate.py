@@ -2,7 +2,6 @@
 
 import time
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -43,11 +42,11 @@ class Command(BaseCommand):
         slots = services.missing_slots(run=run)
         self.stdout.write(
             f"run {run.pk}: {run.requested} sessions ({len(slots)} to make) — "
-            + ("in-process" if settings.CELERY_TASK_ALWAYS_EAGER else "dispatched to Celery workers")
+            + ("in-process" if generate_session_task.app.conf.task_always_eager else "dispatched to Celery workers")
         )
         bar = tqdm(total=run.requested, initial=run.requested - len(slots), unit="session", disable=opts["quiet"])
         try:
-            if settings.CELERY_TASK_ALWAYS_EAGER:
+            if generate_session_task.app.conf.task_always_eager:
                 for slot in slots:
                     # No broker: run the task body here (same service the workers call).
                     services.generate_slot(run_id=run.pk, index=slot.index)
