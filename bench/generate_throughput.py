@@ -1,95 +1,89 @@
-"""Bench: sessions/s of the rules backend over the demo cohort (plan → gold calls → gates).
+"""Bench: sessions/s of the rules backend over the demo cohort, the whole path `manage.py generate` takes.
 
-    .venv/bin/python bench/generate_throughput.py [--n 10] [--seed 1]
+    .venv/bin/python bench/generate_throughput.py [--n 48] [--seed 1]
 
-Uses the configured database (``DATABASE_URL``, else the SQLite file under ``PHYSREVIEW_VAR_DIR``),
-migrates it and imports the bundled demo cohort if it holds no patient. Generates ``--n`` sessions per
-scenario × tier (12 cells), candidates enumerated once per cell as a generation run would, and prints
-sessions/s, pass/reject counts and a SHA-256 of all drafts (equal digests across databases = same output).
-The patient tools are answered by a record-derived stand-in (the discharge note's own section text),
-so the figure measures generation, not the agentic patient.
+Each session: planner → gold EHR calls → agentic patient (memory, persona, answers) → quality gates
+→ stored with turns, gold steps, rubric items and the patient's gold answers in both languages.
+
+Runs in its own database so it never touches the demo's: with ``DATABASE_URL`` on PostgreSQL, the
+database ``physreview_bench_generate`` on that server (created if missing); otherwise a SQLite file
+in a temporary folder. The demo cohort is imported there first (not timed).
 """
 
 import argparse
-import hashlib
-import json
 import os
-import re
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "physreview.settings")
+BENCH_DB = "physreview_bench_generate"
 
-SECTIONS = {
-    "patient.get_medication_adherence": "Medications on Admission",
-    "patient.get_symptom_history": "History of Present Illness",
-}
+
+def _use_bench_database() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        parts = urlsplit(url)
+        admin = urlunsplit(parts._replace(path="/postgres"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone():
+                conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+        os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+        return f"PostgreSQL database {BENCH_DB}"
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["PHYSREVIEW_VAR_DIR"] = tempfile.mkdtemp(prefix="physreview_bench_generate_")
+    return f"SQLite in {os.environ['PHYSREVIEW_VAR_DIR']}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10, help="sessions per scenario x tier")
+    parser.add_argument("--n", type=int, default=48, help="sessions (spread over scenario x tier)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    where = _use_bench_database()
 
     import django
 
     django.setup()
     from django.core.management import call_command
-    from django.db import OperationalError
+    from tqdm import tqdm
 
-    from ehr import models as m
-    from scenarios.generation import enumerate_candidates, generate_session
-    from scenarios.generation.facts import load_admission_facts
-    from scenarios.generation.types import SCENARIOS, TIERS
+    from scenarios import services
+    from scenarios.models import GenerationRun, Session
 
-    try:
-        call_command("migrate", verbosity=0)
-    except OperationalError as exc:
-        sys.exit(f"generate_throughput: cannot use the database ({exc}); create it or fix DATABASE_URL")
-    if not m.Patient.objects.exists():
-        call_command("import_mimic", str(BASE_DIR / "ehr" / "data" / "demo_cohort"), "--quiet")
+    call_command("migrate", verbosity=0)
+    call_command("import_mimic", str(BASE_DIR / "ehr" / "data" / "demo_cohort"), "--quiet")
+    # Fresh run each time: the bench measures making sessions, not finding them made.
+    Session.objects.all().delete()
+    GenerationRun.objects.all().delete()
 
-    def patient(*, tool: str, arguments: dict) -> dict:
-        note = m.DischargeNote.objects.filter(subject_id=arguments["subject_id"]).order_by("charttime").first()
-        heading = SECTIONS.get(tool, "Social History")
-        found = re.search(rf"^{re.escape(heading)}:\s*\n?(.*?)(?:\n\s*\n|\Z)", note.text if note else "", re.S | re.M)
-        said = " ".join(found.group(1).split()) if found else "I am not sure."
-        return {"answer_en": said, "answer_zh": said}
-
-    status: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    digest = hashlib.sha256()
+    run = services.create_run(
+        backend="rules",
+        seed=args.seed,
+        scenarios=list(services.ALL_SCENARIOS),
+        tiers=list(services.ALL_TIERS),
+        n=args.n,
+    )
+    slots = services.missing_slots(run=run)
     start = time.perf_counter()
-    facts = load_admission_facts()
-    for scenario in SCENARIOS:
-        for tier in TIERS:
-            candidates = enumerate_candidates(scenario=scenario, tier=tier, facts=facts)
-            for index in range(args.n):
-                outcome = generate_session(
-                    scenario=scenario,
-                    tier=tier,
-                    seed=args.seed,
-                    index=index,
-                    patient_answer=patient,
-                    candidates=candidates,
-                )
-                status[outcome.status] += 1
-                reasons.update(f.gate for f in outcome.reasons)
-                if outcome.draft is not None:
-                    digest.update(json.dumps(outcome.draft.to_dict(), sort_keys=True, ensure_ascii=False).encode())
+    for slot in tqdm(slots, unit="session"):
+        services.generate_slot(run_id=run.pk, index=slot.index)
     elapsed = time.perf_counter() - start
-    total = sum(status.values())
-    vendor = __import__("django.db", fromlist=["connection"]).connection.vendor
-    print(f"database: {vendor}")
-    print(f"sessions: {total} ({args.n} per scenario x tier, seed {args.seed}) in {elapsed:.2f} s")
-    print(f"throughput: {total / elapsed:.1f} sessions/s ({4 * total / elapsed:.1f} turns/s)")
-    print(f"status: {dict(sorted(status.items()))}; gate failures: {dict(sorted(reasons.items())) or 'none'}")
-    print(f"digest: {digest.hexdigest()}")
+    run = services.refresh_run_counts(run_id=run.pk, finished=True)
+    statuses = Counter(Session.objects.filter(run=run).values_list("status", flat=True))
+
+    print(f"database: {where}")
+    print(f"sessions: {len(slots)} (seed {args.seed}, all scenarios x tiers) in {elapsed:.2f} s")
+    print(f"throughput: {len(slots) / elapsed:.1f} sessions/s ({4 * len(slots) / elapsed:.1f} turns/s)")
+    print(f"stored: {dict(sorted(statuses.items()))}; no fitting admission: {len(run.errors)}")
+    print(f"gate failures: {dict(services.gate_reasons(run=run)) or 'none'}")
 
 
 if __name__ == "__main__":
