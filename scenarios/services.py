@@ -8,16 +8,21 @@ sessions and re-running a slot costs one SELECT. Counts on the run are recompute
 """
 
 import datetime as dt
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ehr.fhir import tool_schemas
+from physreview.llm import LLMError
 from scenarios.generation import generate_session
+from scenarios.generation.llm_backend import LLMRoles
+from scenarios.generation.prompts import manifest as prompt_manifest
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for
 from scenarios.models import (
     GenerationRun,
@@ -38,7 +43,13 @@ from scenarios.patient import (
     make_patient_responder,
 )
 
+logger = logging.getLogger(__name__)
+
 ALL_TIERS = (1, 2, 3)
+# A slot whose LLM calls failed (endpoint down, retries exhausted): retried by a resume, unlike a
+# slot without a fitting admission.
+LLM_ERROR = "llm_error"
+_COST_STEP = Decimal("0.000001")
 ALL_SCENARIOS = tuple(Scenario.values)
 
 
@@ -79,19 +90,27 @@ def create_run(*, backend: str, seed: int, scenarios: list[str], tiers: list[int
             f"session {clash.session_id} already exists (run {clash.run_id}); "
             f"use --resume {clash.run_id} to finish that run, or another --seed"
         )
+    parameters: dict[str, Any] = {"scenarios": list(scenarios), "tiers": list(tiers), "n": n}
+    extra: dict[str, Any] = {}
+    if backend == "openai":
+        # Which prompt wording the run used; its cost starts at a known 0 and becomes NULL (unknown)
+        # as soon as one session has an unpriced call.
+        parameters["prompts"] = prompt_manifest()
+        extra["cost_usd"] = Decimal(0)
     return GenerationRun.objects.create(
         backend=backend,
         seed=seed,
-        parameters={"scenarios": list(scenarios), "tiers": list(tiers), "n": n},
+        parameters=parameters,
         requested=n,
         status=RunStatus.RUNNING,
+        **extra,
     )
 
 
 def missing_slots(*, run: GenerationRun) -> list[Slot]:
     """Slots without a session and without a recorded failure: what a resume still has to do."""
     done = set(Session.objects.filter(run=run).values_list("run_index", flat=True))
-    failed = {e["index"] for e in run.errors if "index" in e}
+    failed = {e["index"] for e in run.errors if "index" in e and e.get("reason") != LLM_ERROR}
     return [s for s in run_slots(run=run) if s.index not in done and s.index not in failed]
 
 
@@ -100,26 +119,41 @@ def _patient_answer() -> Callable[..., dict[str, Any]]:
     return make_patient_responder()
 
 
-def generate_slot(*, run_id: int, index: int) -> Session | None:
+def generate_slot(*, run_id: int, index: int, llm: LLMRoles | None = None) -> Session | None:
     """Generate and store the session of one slot (idempotent; see module docstring).
 
     Returns the stored session (also when it is ``rejected_by_gate``), or ``None`` when no admission
-    of the record fits the slot (recorded on the run's errors).
+    of the record fits the slot, or when the LLM endpoint failed (both recorded on the run's errors;
+    the latter is retried by a resume). The backend is the run's; for ``openai`` the role clients come
+    from the environment unless ``llm`` is given. The session's tokens and cost are added to the run
+    (row lock) in the transaction that stores it, so only a newly stored session counts.
     """
     run = GenerationRun.objects.get(pk=run_id)
     existing = Session.objects.filter(run=run, run_index=index).first()
     if existing is not None:
         return existing
     slot = next(s for s in run_slots(run=run) if s.index == index)
-    outcome = generate_session(
-        scenario=slot.scenario, tier=slot.tier, seed=run.seed, index=index, patient_answer=_patient_answer()
-    )
+    if run.backend == "openai":
+        try:
+            outcome = _generate_openai(run=run, slot=slot, llm=llm)
+        except LLMError as exc:
+            # Endpoint trouble is not a property of the session: store nothing, let a resume retry it.
+            logger.warning("run %s slot %s: %s", run_id, index, exc)
+            _record_error(run_id=run_id, error={"index": index, "reason": LLM_ERROR, "detail": str(exc)})
+            return None
+    else:
+        outcome = generate_session(
+            scenario=slot.scenario, tier=slot.tier, seed=run.seed, index=index, patient_answer=_patient_answer()
+        )
     if outcome.draft is None:
         _record_error(run_id=run_id, error={"index": index, "reason": outcome.status, "slot": slot.__dict__})
         return None
     try:
         with transaction.atomic():
-            return persist_draft(run=run, index=index, outcome=outcome)
+            session = persist_draft(run=run, index=index, outcome=outcome)
+            if outcome.llm is not None:
+                _add_usage(run_id=run_id, usage=outcome.llm["usage"])
+            return session
     except IntegrityError:
         # Another delivery of the same slot won, or the session id exists from an earlier run.
         winner = Session.objects.filter(run=run, run_index=index).first()
@@ -138,6 +172,49 @@ def generate_slot(*, run_id: int, index: int) -> Session | None:
         return None
 
 
+def _generate_openai(*, run: GenerationRun, slot: Slot, llm: LLMRoles | None) -> GenerationOutcome:
+    roles = llm if llm is not None else LLMRoles.from_env()
+    try:
+        return generate_session(
+            scenario=slot.scenario,
+            tier=slot.tier,
+            seed=run.seed,
+            index=slot.index,
+            patient_answer=_patient_answer(),
+            backend="openai",
+            llm=roles,
+        )
+    finally:
+        if llm is None:
+            roles.close()
+
+
+def _add_usage(*, run_id: int, usage: dict[str, Any]) -> None:
+    """Add one session's tokens and cost to its run. Row lock: workers finish sessions concurrently."""
+    run = GenerationRun.objects.select_for_update().get(pk=run_id)
+    run.prompt_tokens += usage["prompt_tokens"]
+    run.completion_tokens += usage["completion_tokens"]
+    cost = usage["cost_usd"]
+    # Unknown stays unknown: a run with one unpriced call has no honest total.
+    if cost is None or run.cost_usd is None:
+        run.cost_usd = None
+    else:
+        run.cost_usd = (run.cost_usd + Decimal(str(cost))).quantize(_COST_STEP)
+    run.save(update_fields=["prompt_tokens", "completion_tokens", "cost_usd"])
+
+
+def reopen_llm_errors(*, run_id: int) -> int:
+    """Forget the slots that failed on the LLM endpoint so a resume retries them; returns how many."""
+    with transaction.atomic():
+        run = GenerationRun.objects.select_for_update().get(pk=run_id)
+        kept = [e for e in run.errors if e.get("reason") != LLM_ERROR]
+        dropped = len(run.errors) - len(kept)
+        if dropped:
+            run.errors = kept
+            run.save(update_fields=["errors"])
+    return dropped
+
+
 def _record_error(*, run_id: int, error: dict[str, Any]) -> None:
     """Append an error once per slot; takes a row lock on the run (workers write concurrently)."""
     with transaction.atomic():
@@ -154,10 +231,20 @@ def persist_draft(*, run: GenerationRun | None, index: int | None, outcome: Gene
     memory = build_memory(subject_id=draft.subject_id, hadm_id=draft.hadm_id, current_date=current)
     persona = choose_persona(seed=draft.session_id, memory=memory)
     passed = outcome.status == "passed"
+    gate_report: dict[str, Any] = {
+        "attempts": outcome.attempts,
+        "failures": [f.__dict__ for f in outcome.reasons],
+        "tier_feature": draft.tier_feature,
+    }
+    if outcome.llm is not None:
+        gate_report["llm"] = outcome.llm
     # The rules backend is a pure function of record and seed; stamping wall-clock time would make equal
     # seeds export different bytes. Its sessions carry the record time they are set at; the run keeps
     # when it actually ran (GenerationRun.created_at).
     generated_at = dt.datetime.combine(current, dt.time(), tzinfo=dt.UTC)
+    if outcome.llm is not None:
+        # LLM texts are not a function of the seed: the honest stamp is when they were written.
+        generated_at = timezone.now()
     session = Session.objects.create(
         run=run,
         run_index=index,
@@ -180,11 +267,7 @@ def persist_draft(*, run: GenerationRun | None, index: int | None, outcome: Gene
         patient_agent_annotations=_patient_annotations(draft=draft, memory=memory, persona=persona),
         status=SessionStatus.DRAFT if passed else SessionStatus.REJECTED_BY_GATE,
         generated_at=generated_at,
-        gate_report={
-            "attempts": outcome.attempts,
-            "failures": [f.__dict__ for f in outcome.reasons],
-            "tier_feature": draft.tier_feature,
-        },
+        gate_report=gate_report,
     )
     for turn in draft.turns:
         _persist_turn(session=session, turn=turn, failures=[f for f in outcome.reasons if f.turn == turn.index])

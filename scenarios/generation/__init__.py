@@ -4,6 +4,11 @@ Pure functions over the EHR tools, producing plain dataclasses (persistence live
 
     from scenarios.generation import generate_session
     outcome = generate_session(scenario="med_safety", tier=2, seed=1, index=0, patient_answer=answer)
+
+The ``openai`` backend (:mod:`scenarios.generation.llm_backend`) keeps this grounded skeleton and has
+an LLM write the texts, then runs the same gates plus an LLM audit::
+
+    outcome = generate_session(..., backend="openai", llm=LLMRoles.from_env())
 """
 
 from scenarios.generation.driver import generate_session

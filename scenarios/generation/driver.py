@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from scenarios.generation.common import PatientAnswer
 from scenarios.generation.gates import check_session
 from scenarios.generation.planner import Candidate, plan_session
 from scenarios.generation.session import build_session
 from scenarios.generation.types import GateFailure, GenerationOutcome, SessionDraft
+
+if TYPE_CHECKING:
+    from scenarios.generation.llm_backend import LLMRoles
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +27,27 @@ def generate_session(
     patient_answer: PatientAnswer,
     max_attempts: int = 3,
     candidates: list[Candidate] | None = None,
+    backend: str = "rules",
+    llm: LLMRoles | None = None,
 ) -> GenerationOutcome:
+    if backend == "openai":
+        # Imported here: the rules path must not need the LLM layer.
+        from scenarios.generation.llm_backend import generate_session_llm
+
+        if llm is None:
+            raise ValueError("the openai backend needs llm= (LLMRoles.from_env())")
+        return generate_session_llm(
+            scenario=scenario,
+            tier=tier,
+            seed=seed,
+            index=index,
+            patient_answer=patient_answer,
+            llm=llm,
+            max_attempts=max_attempts,
+            candidates=candidates,
+        )
+    if backend != "rules":
+        raise ValueError(f"unknown generation backend {backend!r} (expected rules or openai)")
     last: SessionDraft | None = None
     reasons: list[GateFailure] = []
     for attempt in range(max_attempts):

@@ -185,3 +185,5 @@ class GenerationOutcome:
     draft: SessionDraft | None
     attempts: int
     reasons: list[GateFailure] = field(default_factory=list)
+    # openai backend only: usage totals, prompt versions/hashes, models, audit verdicts (None for rules).
+    llm: dict[str, Any] | None = None

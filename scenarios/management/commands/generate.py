@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from scenarios import services
+from scenarios.generation.llm_backend import LLMSetupError, check_llm_setup
 from scenarios.models import GenerationRun, RunStatus, Session
 from scenarios.tasks import generate_session_task
 
@@ -26,13 +27,16 @@ def _choice_list(raw: str, *, allowed: tuple, name: str, cast=str) -> list:
 
 
 class Command(BaseCommand):
-    help = "Generate sessions spread evenly over scenarios × tiers (rules backend: deterministic, offline)."
+    help = (
+        "Generate sessions spread evenly over scenarios × tiers (rules backend: deterministic, offline; "
+        "openai backend: LLM_GENERATOR_/LLM_TRANSLATOR_/LLM_JUDGE_* settings, checked before any work)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--scenario", default="all", help="all, or comma-separated scenario names")
         parser.add_argument("--tier", default="all", help="all, or comma-separated tiers (1,2,3)")
         parser.add_argument("--n", type=int, default=12, help="number of sessions (default 12)")
-        parser.add_argument("--backend", default="rules", choices=["rules"], help="generator backend")
+        parser.add_argument("--backend", default="rules", choices=["rules", "openai"], help="generator backend")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -49,7 +53,8 @@ class Command(BaseCommand):
             if generate_session_task.app.conf.task_always_eager:
                 for slot in slots:
                     # No broker: run the task body here (same service the workers call).
-                    services.generate_slot(run_id=run.pk, index=slot.index)
+                    if services.generate_slot(run_id=run.pk, index=slot.index) is None:
+                        self._stop_on_llm_error(run=run, index=slot.index, bar=bar)
                     bar.update(1)
             else:
                 self._follow_workers(run=run, slots=slots, bar=bar)
@@ -60,23 +65,59 @@ class Command(BaseCommand):
                 f"interrupted: resume with `manage.py generate --resume {run.pk}`", returncode=130
             ) from None
         bar.close()
-        self._summary(services.refresh_run_counts(run_id=run.pk, finished=True))
+        run = services.refresh_run_counts(run_id=run.pk, finished=True)
+        self._summary(run)
+        if failed := [e["index"] for e in run.errors if e.get("reason") == services.LLM_ERROR]:
+            # Workers kept going past an endpoint failure; the run is not complete until a resume.
+            services.mark_run(run_id=run.pk, status=RunStatus.INTERRUPTED)
+            raise CommandError(
+                f"{len(failed)} slot(s) failed on the LLM endpoint: resume with `manage.py generate --resume {run.pk}`"
+            )
 
     def _run(self, opts) -> GenerationRun:
         if opts["resume"] is not None:
             run = GenerationRun.objects.filter(pk=opts["resume"]).first()
             if run is None:
                 raise CommandError(f"--resume {opts['resume']}: no such generation run")
+            if run.backend == "openai":
+                self._check_llm(quiet=opts["quiet"])
+            services.reopen_llm_errors(run_id=run.pk)
             services.mark_run(run_id=run.pk, status=RunStatus.RUNNING)
             return run
         scenarios = _choice_list(opts["scenario"], allowed=services.ALL_SCENARIOS, name="scenario")
         tiers = _choice_list(opts["tier"], allowed=services.ALL_TIERS, name="tier", cast=int)
+        if opts["backend"] == "openai":
+            self._check_llm(quiet=opts["quiet"])
         try:
             return services.create_run(
                 backend=opts["backend"], seed=opts["seed"], scenarios=scenarios, tiers=tiers, n=opts["n"]
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+
+    def _check_llm(self, *, quiet: bool) -> None:
+        """Configuration, key and endpoint of every role, before a run row or any session exists."""
+        try:
+            lines = check_llm_setup()
+        except LLMSetupError as exc:
+            raise CommandError(f"--backend openai: {exc}") from None
+        if not quiet:
+            for line in lines:
+                self.stdout.write(line)
+
+    def _stop_on_llm_error(self, *, run: GenerationRun, index: int, bar: tqdm) -> None:
+        run.refresh_from_db(fields=["errors"])
+        error = next((e for e in run.errors if e.get("index") == index), None)
+        if error is None or error.get("reason") != services.LLM_ERROR:
+            return  # no fitting admission: recorded, the run goes on
+        bar.close()
+        services.mark_run(run_id=run.pk, status=RunStatus.INTERRUPTED)
+        done = services.refresh_run_counts(run_id=run.pk, finished=False)
+        raise CommandError(
+            f"slot {index}: {error.get('detail', 'LLM request failed')}\n"
+            f"stopped after {done.made + done.rejected_by_gate} stored session(s); "
+            f"resume with `manage.py generate --resume {run.pk}`"
+        )
 
     def _follow_workers(self, *, run: GenerationRun, slots: list, bar: tqdm) -> None:
         for slot in slots:
@@ -91,9 +132,16 @@ class Command(BaseCommand):
             todo -= done
 
     def _summary(self, run: GenerationRun) -> None:
+        if run.backend == "openai":
+            cost = "cost unknown (a model has no price)" if run.cost_usd is None else f"cost ${run.cost_usd}"
+            usage = f"tokens {run.prompt_tokens} prompt + {run.completion_tokens} completion, {cost}"
+        else:
+            usage = "tokens 0, cost $0 (rules backend)"
+        llm_errors = sum(e.get("reason") == services.LLM_ERROR for e in run.errors)
+        failed = f", {llm_errors} failed on the LLM endpoint (resume to retry)" if llm_errors else ""
         self.stdout.write(
             f"run {run.pk} finished: {run.made} made, {run.rejected_by_gate} rejected by gate, "
-            f"{len(run.errors)} without a fitting admission; tokens 0, cost $0 (rules backend)"
+            f"{len(run.errors) - llm_errors} without a fitting admission{failed}; {usage}"
         )
         for gate, count in services.gate_reasons(run=run).most_common():
             self.stdout.write(f"  rejected by gate {gate}: {count}")
