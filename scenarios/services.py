@@ -8,6 +8,7 @@ sessions and re-running a slot costs one SELECT. Counts on the run are recompute
 """
 
 import datetime as dt
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from ehr.fhir import tool_schemas
 from physreview.llm import LLMError
-from scenarios.generation import generate_session
+from scenarios.generation import Candidate, enumerate_candidates, generate_session
 from scenarios.generation.llm_backend import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for
@@ -119,6 +120,16 @@ def _patient_answer() -> Callable[..., dict[str, Any]]:
     return make_patient_responder()
 
 
+@functools.lru_cache(maxsize=24)
+def _run_candidates(run_id: int, run_created: str, scenario: str, tier: int) -> tuple[Candidate, ...]:
+    """A run's planner candidates per scenario × tier, enumerated once per process instead of per slot.
+
+    The record does not change during a run (an import replaces tables; do not import while generating).
+    ``run_created`` is in the key so a reused primary key (SQLite after a rollback) never hits a stale entry.
+    """
+    return tuple(enumerate_candidates(scenario=scenario, tier=tier))
+
+
 def generate_slot(*, run_id: int, index: int, llm: LLMRoles | None = None) -> Session | None:
     """Generate and store the session of one slot (idempotent; see module docstring).
 
@@ -143,7 +154,12 @@ def generate_slot(*, run_id: int, index: int, llm: LLMRoles | None = None) -> Se
             return None
     else:
         outcome = generate_session(
-            scenario=slot.scenario, tier=slot.tier, seed=run.seed, index=index, patient_answer=_patient_answer()
+            scenario=slot.scenario,
+            tier=slot.tier,
+            seed=run.seed,
+            index=index,
+            patient_answer=_patient_answer(),
+            candidates=list(_run_candidates(run.pk, run.created_at.isoformat(), slot.scenario, slot.tier)),
         )
     if outcome.draft is None:
         _record_error(run_id=run_id, error={"index": index, "reason": outcome.status, "slot": slot.__dict__})
