@@ -1,0 +1,192 @@
+"""The editable content of a turn as one JSON snapshot, and the helpers to read, change and write it.
+
+Shape (every key always present in a full snapshot)::
+
+    {
+      "request_explicit_en": str, "request_implicit_en": str,
+      "request_explicit_zh": str, "request_implicit_zh": str,
+      "subtype": "NA" | "PE" | "AE" | None,
+      "answer_en": str, "answer_zh": str,
+      "rubric": [{"id": int | None, "text_en": str, "text_zh": str, "is_safety": bool, "machine_check": {...} | None}],
+      "steps": [{"idx": int, "tool": str, "arguments": {...}}],   # only ``arguments`` is editable
+    }
+
+``rubric[].id`` is the RubricItem row a proposed item derives from (``None`` for a new item); it is how
+agreement statistics tell a kept item from a dropped one. A *change set* is a partial snapshot: keys it
+omits keep their current value. :func:`flatten` gives field-level keys (``rubric.1.text_zh``,
+``steps.0.arguments``) used by revisions and diffs.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from annotations.steps import rerun_step
+from scenarios.models import RubricItem, Subtype, Turn
+from scenarios.rubric_checks import validate_rubric_check
+
+TEXT_FIELDS = (
+    "request_explicit_en",
+    "request_implicit_en",
+    "request_explicit_zh",
+    "request_implicit_zh",
+    "answer_en",
+    "answer_zh",
+)
+SCALAR_FIELDS = (*TEXT_FIELDS, "subtype")
+KEYS = (*SCALAR_FIELDS, "rubric", "steps")
+RUBRIC_KEYS = ("id", "text_en", "text_zh", "is_safety", "machine_check")
+
+
+class InvalidContent(ValueError):
+    """A proposed change set is malformed; the message names the field."""
+
+
+def snapshot(*, turn: Turn) -> dict[str, Any]:
+    """The turn's current content (reads rubric items and steps: prefetch them for lists of turns)."""
+    return {
+        **{name: getattr(turn, name) for name in SCALAR_FIELDS},
+        "rubric": [
+            {
+                "id": r.pk,
+                "text_en": r.text_en,
+                "text_zh": r.text_zh,
+                "is_safety": r.is_safety,
+                "machine_check": r.machine_check,
+            }
+            for r in sorted(turn.rubric_items.all(), key=lambda r: r.idx)
+        ],
+        "steps": [
+            {"idx": s.idx, "tool": s.tool, "arguments": s.arguments}
+            for s in sorted(turn.steps.all(), key=lambda s: s.idx)
+        ],
+    }
+
+
+def _rubric_item(item: Any, where: str) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise InvalidContent(f"{where}: must be an object")
+    if unknown := sorted(set(item) - set(RUBRIC_KEYS)):
+        raise InvalidContent(f"{where}: unknown key(s) {', '.join(unknown)}")
+    text_en, text_zh = item.get("text_en", ""), item.get("text_zh", "")
+    if not isinstance(text_en, str) or not isinstance(text_zh, str) or not text_en.strip():
+        raise InvalidContent(f"{where}: text_en (non-empty) and text_zh must be strings")
+    if not isinstance(item.get("is_safety", False), bool):
+        raise InvalidContent(f"{where}: is_safety must be true or false")
+    try:
+        validate_rubric_check(item.get("machine_check"))
+    except ValueError as exc:
+        raise InvalidContent(f"{where}: machine_check {exc}") from None
+    item_id = item.get("id")
+    if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, int)):
+        raise InvalidContent(f"{where}: id must be an integer or null")
+    return {
+        "id": item_id,
+        "text_en": text_en,
+        "text_zh": text_zh,
+        "is_safety": item.get("is_safety", False),
+        "machine_check": item.get("machine_check"),
+    }
+
+
+def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` laid over it, validated. Raises :class:`InvalidContent`."""
+    if not isinstance(changes, dict):
+        raise InvalidContent("changes must be an object")
+    if unknown := sorted(set(changes) - set(KEYS)):
+        raise InvalidContent(f"unknown field(s) {', '.join(unknown)}")
+    out = copy.deepcopy(base)
+    for name in TEXT_FIELDS:
+        if name in changes:
+            if not isinstance(changes[name], str):
+                raise InvalidContent(f"{name}: must be a string")
+            out[name] = changes[name]
+    if "subtype" in changes:
+        if changes["subtype"] not in (None, *Subtype.values):
+            raise InvalidContent(f"subtype: must be one of {', '.join(Subtype.values)} or null")
+        out["subtype"] = changes["subtype"]
+    if "rubric" in changes:
+        if not isinstance(changes["rubric"], list):
+            raise InvalidContent("rubric: must be a list")
+        out["rubric"] = [_rubric_item(item, f"rubric {i}") for i, item in enumerate(changes["rubric"])]
+        ids = [item["id"] for item in out["rubric"] if item["id"] is not None]
+        if len(ids) != len(set(ids)):
+            raise InvalidContent("rubric: an item id appears twice (copy an item with id null)")
+    if "steps" in changes:
+        out["steps"] = _steps(base=base["steps"], proposed=changes["steps"])
+    return out
+
+
+def _steps(*, base: list[dict[str, Any]], proposed: Any) -> list[dict[str, Any]]:
+    """Only arguments of existing steps may change: tools and the number of steps are fixed."""
+    if not isinstance(proposed, list):
+        raise InvalidContent("steps: must be a list")
+    by_idx = {s["idx"]: s for s in base}
+    out = copy.deepcopy(base)
+    for step in proposed:
+        if not isinstance(step, dict) or step.get("idx") not in by_idx:
+            raise InvalidContent(f"steps: unknown step {step.get('idx') if isinstance(step, dict) else step!r}")
+        if "tool" in step and step["tool"] != by_idx[step["idx"]]["tool"]:
+            raise InvalidContent(f"steps: step {step['idx']} tool cannot change")
+        if not isinstance(step.get("arguments"), dict):
+            raise InvalidContent(f"steps: step {step['idx']} arguments must be an object")
+        next(s for s in out if s["idx"] == step["idx"])["arguments"] = step["arguments"]
+    return out
+
+
+def changes_between(*, base: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]:
+    """The top-level keys of ``proposed`` that differ from ``base`` (a change set)."""
+    return {k: v for k, v in proposed.items() if base.get(k) != v}
+
+
+def flatten(content: dict[str, Any]) -> dict[str, Any]:
+    """Field-level view: one key per text/flag, per rubric item attribute and per step's arguments."""
+    flat: dict[str, Any] = {name: content.get(name) for name in SCALAR_FIELDS}
+    for i, item in enumerate(content.get("rubric", [])):
+        for key in RUBRIC_KEYS[1:]:
+            flat[f"rubric.{i}.{key}"] = item.get(key)
+    for step in content.get("steps", []):
+        flat[f"steps.{step['idx']}.arguments"] = step.get("arguments")
+    return flat
+
+
+def changed_fields(*, before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """``(field, before, after)`` for every flattened field that differs (missing on one side = None)."""
+    a, b = flatten(before), flatten(after)
+    keys = list(a) + [k for k in b if k not in a]
+    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+
+
+def write(*, turn: Turn, content: dict[str, Any]) -> None:
+    """Store a full, validated snapshot on the turn, its rubric items and step arguments.
+
+    Saves ``turn`` (caller bumps ``version`` first). Rubric items are rewritten in order; an item whose
+    ``id`` belongs to this turn keeps its row. A step whose arguments changed is re-executed and its
+    observation replaced (EHR reads and simulated writes, see annotations.steps). Call inside a
+    transaction holding the turn's row lock.
+    """
+    for name in SCALAR_FIELDS:
+        setattr(turn, name, content[name])
+    turn.save()
+    existing = {r.pk: r for r in turn.rubric_items.all()}
+    keep = {item["id"] for item in content["rubric"] if item["id"] in existing}
+    RubricItem.objects.filter(turn=turn).exclude(pk__in=keep).delete()
+    # Park kept rows out of the way of the (turn, idx) unique constraint before renumbering.
+    for offset, pk in enumerate(sorted(keep)):
+        RubricItem.objects.filter(pk=pk).update(idx=10_000 + offset)
+    for idx, item in enumerate(content["rubric"]):
+        row = existing.get(item["id"]) if item["id"] in keep else None
+        row = row or RubricItem(turn=turn)
+        row.idx = idx
+        row.text_en, row.text_zh = item["text_en"], item["text_zh"]
+        row.is_safety, row.machine_check = item["is_safety"], item["machine_check"]
+        row.save()  # validates machine_check
+    for step in turn.steps.all():
+        new = next((s["arguments"] for s in content["steps"] if s["idx"] == step.idx), step.arguments)
+        if new != step.arguments:
+            step.arguments = new
+            observation = rerun_step(session=turn.session, tool=step.tool, arguments=new)
+            if observation is not None:
+                step.observation = observation
+            step.save(update_fields=["arguments", "observation"])

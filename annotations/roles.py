@@ -1,0 +1,26 @@
+"""Role checks (Django groups ``reviewer`` / ``adjudicator`` / ``admin``; superusers count as admins)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+REVIEWER, ADJUDICATOR, ADMIN = "reviewer", "adjudicator", "admin"
+
+
+def _groups(user: Any) -> set[str]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    cached = getattr(user, "_annotations_groups", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        user._annotations_groups = cached
+    return cached
+
+
+def is_admin(user: Any) -> bool:
+    return bool(getattr(user, "is_superuser", False)) or ADMIN in _groups(user)
+
+
+def is_adjudicator(user: Any) -> bool:
+    """Adjudicators and admins may adjudicate, edit the turn directly and see every review."""
+    return is_admin(user) or ADJUDICATOR in _groups(user)

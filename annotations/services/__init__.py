@@ -1,0 +1,28 @@
+"""Review services (writes). One module per concern; the common entry points are re-exported here."""
+
+from annotations.services.adjudication import adjudicate
+from annotations.services.assignment import assign, distribute
+from annotations.services.comments import add_comment
+from annotations.services.edits import merge, pending_conflicts, save_turn_edit
+from annotations.services.errors import Conflict, InvalidState, LeaseHeld, PermissionDenied
+from annotations.services.leases import acquire_lease, release, renew
+from annotations.services.reviews import save_draft_review, submit_review
+
+__all__ = [
+    "Conflict",
+    "InvalidState",
+    "LeaseHeld",
+    "PermissionDenied",
+    "acquire_lease",
+    "add_comment",
+    "adjudicate",
+    "assign",
+    "distribute",
+    "merge",
+    "pending_conflicts",
+    "release",
+    "renew",
+    "save_draft_review",
+    "save_turn_edit",
+    "submit_review",
+]

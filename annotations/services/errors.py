@@ -1,0 +1,49 @@
+"""Errors the review services raise; views turn them into messages (PermissionDenied → 403)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+
+from annotations.diffs import FieldDiff
+
+__all__ = ["Conflict", "InvalidState", "LeaseHeld", "PermissionDenied"]
+
+
+class LeaseHeld(Exception):
+    """Another user holds a live lease on the turn."""
+
+    def __init__(self, *, holder: str, expires_at: dt.datetime) -> None:
+        self.holder = holder
+        self.expires_at = expires_at
+        super().__init__(f"turn is being edited by {holder} until {expires_at:%Y-%m-%d %H:%M:%S %Z}")
+
+
+class InvalidState(Exception):
+    """The turn is not in a state that allows the action (e.g. adjudicating an approved turn)."""
+
+
+@dataclass
+class Conflict(Exception):
+    """A save started from ``base_version`` but the turn is at ``current_version``.
+
+    Nothing is lost: the attempted values are stored as ``Revision(kind="conflict")`` rows
+    (``revision_ids``) before this is raised. ``mine`` and ``current`` are full content snapshots,
+    ``diffs`` the field-level differences between them (current → mine) for the fields the user changed.
+    """
+
+    base_version: int
+    current_version: int
+    mine: dict[str, Any]
+    current: dict[str, Any]
+    diffs: list[FieldDiff] = field(default_factory=list)
+    revision_ids: list[int] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"the turn changed since version {self.base_version} (now {self.current_version}); "
+            f"{len(self.diffs)} field(s) of yours are kept for merging"
+        )

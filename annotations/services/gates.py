@@ -1,0 +1,113 @@
+"""Re-run the generation quality gates that apply to a single edited turn.
+
+The gates work on a :class:`SessionDraft`; we rebuild one from the stored session with the edited
+turn's proposed content in place, run the per-turn gates and keep the failures of that turn.
+Session-level gates (arc, tier) are not re-run: a reviewer's edit of one turn cannot be judged by them.
+Entities are not stored with a turn, so the NA "refers to something established earlier" check is
+neutralised; the NA pronoun, PE and AE form checks still run. A step whose arguments were edited is
+re-executed (annotations.steps) so the tool-result, numbers and date gates see its new observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotations.steps import rerun_step
+from scenarios.generation import gates
+from scenarios.generation.types import Derivation, RubricItem, SessionDraft, Step, TurnDraft
+from scenarios.models import Turn
+
+TURN_GATES = (
+    gates.gate_tool_results,
+    gates.gate_tool_counts,
+    gates.gate_numbers,
+    gates.gate_rubric,
+    gates.gate_translation,
+    gates.gate_arc,  # only its per-turn subtype/source failures are kept (turn is not None)
+    gates.gate_date_cutoff,
+)
+
+
+def _derivation(d: dict[str, Any]) -> Derivation:
+    return Derivation(
+        name=d.get("name", ""),
+        formula=d.get("formula", ""),
+        inputs=d.get("inputs", {}),
+        constants=d.get("constants", {}),
+        result=d.get("result", ""),
+        unit=d.get("unit"),
+    )
+
+
+def _observation(turn: Turn, step: Any, arguments: dict[str, Any]) -> Any:
+    if arguments == step.arguments:
+        return step.observation
+    rerun = rerun_step(session=turn.session, tool=step.tool, arguments=arguments)
+    return step.observation if rerun is None else rerun
+
+
+def _turn_draft(turn: Turn, content: dict[str, Any]) -> TurnDraft:
+    steps = {s.idx: s for s in turn.steps.all()}
+    args = {s["idx"]: s["arguments"] for s in content["steps"]}
+    return TurnDraft(
+        index=turn.index,
+        task_type=turn.task_type,
+        kind="",
+        is_implicit=turn.is_implicit,
+        subtype=content["subtype"],
+        tool_source=turn.tool_source,
+        workup_mode=turn.workup_mode,
+        topic="",
+        entity="",
+        entities=[""],
+        request_explicit_en=content["request_explicit_en"],
+        request_implicit_en=content["request_implicit_en"],
+        request_explicit_zh=content["request_explicit_zh"],
+        request_implicit_zh=content["request_implicit_zh"],
+        answer_en=content["answer_en"],
+        answer_zh=content["answer_zh"],
+        steps=[
+            Step(
+                idx=s.idx,
+                tool=s.tool,
+                arguments=args.get(s.idx, s.arguments),
+                observation=_observation(turn, s, args.get(s.idx, s.arguments)),
+                dependency_list=list(s.dependency_list or []),
+            )
+            for s in sorted(steps.values(), key=lambda s: s.idx)
+        ],
+        rubric=[
+            RubricItem(text_en=r["text_en"], text_zh=r["text_zh"], is_safety=r["is_safety"], check=r["machine_check"])
+            for r in content["rubric"]
+        ],
+        derivations=[_derivation(d) for d in turn.derivations or [] if isinstance(d, dict)],
+    )
+
+
+def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``."""
+    from annotations.content import snapshot
+
+    session = turn.session
+    others = session.turns.exclude(pk=turn.pk).prefetch_related("steps", "rubric_items")
+    drafts = {t.index: _turn_draft(t, snapshot(turn=t)) for t in others}
+    drafts[turn.index] = _turn_draft(turn, content)
+    draft = SessionDraft(
+        session_id=session.session_id,
+        subject_id=session.subject_id,
+        hadm_id=session.hadm_id,
+        current_date=session.current_date.isoformat(),
+        env_info=session.env_info,
+        scenario=session.scenario,
+        clinical_task_domain=session.clinical_task_domain,
+        tier=session.tier,
+        sequence_idx=session.sequence_idx,
+        seed=0,
+        index=0,
+        attempt=0,
+        tier_feature="",
+        session_plan=session.session_plan,
+        dep_graph=session.dep_graph,
+        turns=[drafts[i] for i in sorted(drafts)],
+    )
+    return [{"gate": f.gate, "message": f.message} for gate in TURN_GATES for f in gate(draft) if f.turn == turn.index]

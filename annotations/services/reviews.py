@@ -1,0 +1,178 @@
+"""Blind reviews: drafts, submission, and finalisation once every assigned review is in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotations import content as tc
+from annotations.diffs import diff_content
+from annotations.models import Assignment, Decision, RejectReason, Review, Revision, RevisionKind, TurnState
+from annotations.selectors import all_submitted, assigned_reviews
+from annotations.services.errors import Conflict, InvalidState, PermissionDenied
+from annotations.services.gates import turn_warnings
+from annotations.signals import turn_finalised
+from scenarios.models import Turn
+
+REVIEWABLE = (TurnState.DRAFT, TurnState.IN_REVIEW)
+
+
+def is_assigned(*, turn: Turn, user: Any) -> bool:
+    return Assignment.objects.filter(session_id=turn.session_id, reviewer_id=user.pk).exists()
+
+
+def _check_reviewer(turn: Turn, reviewer: Any) -> None:
+    if not is_assigned(turn=turn, user=reviewer):
+        raise PermissionDenied(f"{reviewer.get_username()} is not assigned to session {turn.session.record_id}")
+    if turn.status not in REVIEWABLE:
+        raise InvalidState(f"turn {turn} is {turn.status}: reviews are closed")
+
+
+def _validate_decision(decision: str, reject_reason: str) -> None:
+    if decision not in Decision.values:
+        raise ValueError(f"decision must be one of {', '.join(Decision.values)}, got {decision!r}")
+    if reject_reason and reject_reason not in RejectReason.values:
+        raise ValueError(f"reject_reason must be one of {', '.join(RejectReason.values)}, got {reject_reason!r}")
+    if decision == Decision.REJECT and not reject_reason:
+        raise ValueError("a rejection needs a reject_reason")
+
+
+@transaction.atomic
+def save_draft_review(
+    *,
+    turn: Turn,
+    reviewer: Any,
+    proposed: dict[str, Any] | None = None,
+    decision: str = Decision.PENDING,
+    reject_reason: str = "",
+    reason: str = "",
+    base_version: int | None = None,
+) -> Review:
+    """Store the reviewer's unfinished work (not submitted, invisible to others).
+
+    ``proposed`` is a change set (see annotations.content) laid over the reviewer's earlier proposal,
+    so saving again never drops earlier edits; send a field's original value to undo it. The review
+    keeps the full proposed snapshot and the single-turn gate warnings. Locks the reviewer's review
+    row (``select_for_update``).
+    """
+    _check_reviewer(turn, reviewer)
+    if decision != Decision.PENDING:
+        _validate_decision(decision, reject_reason)
+    review = Review.objects.select_for_update().filter(turn=turn, reviewer=reviewer).first()
+    if review is not None and review.submitted:
+        raise InvalidState("this review was already submitted")
+    current = tc.snapshot(turn=turn)
+    if review is None:
+        review = Review(turn=turn, reviewer=reviewer, base_content=current, base_version=turn.version)
+        start = current
+    elif base_version is not None and base_version != review.base_version:
+        # The reviewer reloaded a newer version: rebase, carrying over what they had changed.
+        carried = tc.changes_between(base=review.base_content, proposed=review.proposed)
+        review.base_content, review.base_version = current, turn.version
+        start = tc.apply_changes(base=current, changes=carried)
+    else:
+        start = review.proposed or review.base_content
+    review.proposed = tc.apply_changes(base=start, changes=proposed or {})
+    review.decision, review.reject_reason, review.reason = decision, reject_reason, reason
+    review.gate_warnings = turn_warnings(turn=turn, content=review.proposed)
+    review.save()
+    return review
+
+
+def submit_review(
+    *,
+    turn: Turn,
+    reviewer: Any,
+    decision: str,
+    reason: str = "",
+    reject_reason: str = "",
+    proposed: dict[str, Any] | None = None,
+    base_version: int,
+) -> tuple[Review, list[dict[str, Any]]]:
+    """Submit the reviewer's decision and proposed edits; returns ``(review, gate_warnings)``.
+
+    Only an assigned reviewer may submit, once, while the turn is in review. The proposal is first
+    saved as a draft (committed), so a failed submission loses nothing. If ``base_version`` is stale
+    and the proposal changes content, :class:`Conflict` is raised (the draft keeps the proposal).
+    When this is the last assigned review the turn is finalised (see :func:`finalise`). Locks the
+    turn row (``select_for_update``) for the submission; ``turn_finalised`` is sent after commit.
+    """
+    _validate_decision(decision, reject_reason)
+    if decision == Decision.PENDING:
+        raise ValueError("submit approve or reject; use save_draft_review for pending work")
+    draft = save_draft_review(
+        turn=turn,
+        reviewer=reviewer,
+        proposed=proposed,
+        decision=decision,
+        reject_reason=reject_reason,
+        reason=reason,
+        base_version=base_version,
+    )
+    with transaction.atomic():
+        locked = Turn.objects.select_for_update().get(pk=turn.pk)
+        review = Review.objects.select_for_update().get(pk=draft.pk)
+        if review.submitted:
+            raise InvalidState("this review was already submitted")
+        if locked.status not in REVIEWABLE:
+            raise InvalidState(f"turn is {locked.status}: reviews are closed")
+        if base_version != locked.version and review.has_edits:
+            current = tc.snapshot(turn=locked)
+            raise Conflict(
+                base_version=base_version,
+                current_version=locked.version,
+                mine=review.proposed,
+                current=current,
+                diffs=diff_content(current, review.proposed),
+            )
+        review.submitted_at = timezone.now()
+        review.save(update_fields=["submitted_at", "updated"])
+        finalise(turn=locked)
+    turn.refresh_from_db(fields=["status", "version"])
+    return review, review.gate_warnings
+
+
+def finalise(*, turn: Turn) -> str | None:
+    """Decide the turn once all assigned reviews are in; returns the new status or None if still open.
+
+    Unanimous approvals without edits → ``approved``; unanimous rejections without edits →
+    ``rejected``; any disagreement or any edit → ``needs_adjudication``. Call inside a transaction
+    holding the turn's row lock; ``turn_finalised`` is sent on commit for final states.
+    """
+    if not all_submitted(turn=turn):
+        return None
+    reviews = assigned_reviews(turn=turn)
+    decisions = {r.decision for r in reviews}
+    edited = any(r.has_edits for r in reviews)
+    if decisions == {Decision.APPROVE} and not edited:
+        status = TurnState.APPROVED
+    elif decisions == {Decision.REJECT} and not edited:
+        status = TurnState.REJECTED
+    else:
+        status = TurnState.NEEDS_ADJUDICATION
+    set_status(turn=turn, status=status, reason=f"{len(reviews)} reviews: {', '.join(sorted(decisions))}")
+    return status
+
+
+def set_status(*, turn: Turn, status: str, reason: str, author: Any | None = None) -> None:
+    """Change the status (recorded as a ``system`` revision). Caller holds the turn's row lock."""
+    before = turn.status
+    if before == status:
+        return
+    turn.status = status
+    turn.save(update_fields=["status"])
+    Revision.objects.create(
+        turn=turn,
+        field="status",
+        before=before,
+        after=status,
+        author=author,
+        reason=reason,
+        kind=RevisionKind.SYSTEM,
+        version=turn.version,
+    )
+    if status in (TurnState.APPROVED, TurnState.REJECTED):
+        turn_id = turn.pk
+        transaction.on_commit(lambda: turn_finalised.send(sender=Turn, turn_id=turn_id, status=status))

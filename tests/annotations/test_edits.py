@@ -1,0 +1,80 @@
+"""Optimistic locking: a stale save is a Conflict, nothing is lost, and merging resolves it."""
+
+import pytest
+
+from annotations import services
+from annotations.models import Revision, RevisionKind
+from annotations.selectors import history
+
+
+def test_second_save_from_the_same_base_conflicts_and_both_edits_are_kept(turn, adjudicator, admin_user):
+    base = turn.version
+    services.save_turn_edit(
+        turn=turn, user=adjudicator, changes={"request_explicit_zh": "最近的肌酐是多少？"}, base_version=base
+    )
+    with pytest.raises(services.Conflict) as info:
+        services.save_turn_edit(
+            turn=turn, user=admin_user, changes={"request_explicit_zh": "最近一次血肌酐是多少？"}, base_version=base
+        )
+    conflict = info.value
+    assert (conflict.base_version, conflict.current_version) == (base, base + 1)
+    assert conflict.mine["request_explicit_zh"] == "最近一次血肌酐是多少？"
+    assert conflict.current["request_explicit_zh"] == "最近的肌酐是多少？"
+    [diff] = conflict.diffs
+    assert diff.field == "request_explicit_zh" and diff.lang == "zh"
+    assert "".join(op.before for op in diff.ops) == "最近的肌酐是多少？"
+    assert "".join(op.after for op in diff.ops) == "最近一次血肌酐是多少？"
+    turn.refresh_from_db()
+    assert turn.request_explicit_zh == "最近的肌酐是多少？" and turn.version == base + 1
+    rows = list(history(turn=turn, field="request_explicit_zh"))
+    assert [(r.kind, r.author, r.after) for r in rows] == [
+        (RevisionKind.REVIEW_EDIT, adjudicator, "最近的肌酐是多少？"),
+        (RevisionKind.CONFLICT, admin_user, "最近一次血肌酐是多少？"),
+    ]
+    assert services.pending_conflicts(turn=turn, user=admin_user) == {"request_explicit_zh": "最近一次血肌酐是多少？"}
+
+    turn, revisions, warnings = services.merge(
+        turn=turn,
+        user=admin_user,
+        changes={"request_explicit_zh": "最近的血肌酐是多少？"},
+        base_version=conflict.current_version,
+    )
+    assert turn.version == base + 2 and turn.request_explicit_zh == "最近的血肌酐是多少？"
+    assert [r.kind for r in revisions] == [RevisionKind.MERGE]
+    assert isinstance(warnings, list)
+    assert services.pending_conflicts(turn=turn, user=admin_user) == {}
+    assert Revision.objects.get(kind=RevisionKind.CONFLICT).resolved_at is not None
+
+
+def test_save_without_change_keeps_version(turn, adjudicator):
+    turn, revisions, _ = services.save_turn_edit(
+        turn=turn, user=adjudicator, changes={"answer_en": turn.answer_en}, base_version=turn.version
+    )
+    assert revisions == [] and turn.version == 1
+
+
+def test_invalid_change_stores_nothing(turn, adjudicator):
+    with pytest.raises(ValueError, match="subtype"):
+        services.save_turn_edit(turn=turn, user=adjudicator, changes={"subtype": "XX"}, base_version=1)
+    assert not Revision.objects.exists()
+
+
+def test_rubric_edit_keeps_rows_and_validates(turn, adjudicator):
+    from annotations.content import snapshot
+
+    rubric = snapshot(turn=turn)["rubric"]
+    first_id = rubric[0]["id"]
+    rubric[0]["is_safety"] = True
+    turn, revisions, _ = services.save_turn_edit(
+        turn=turn, user=adjudicator, changes={"rubric": [rubric[1], rubric[0]]}, base_version=1
+    )
+    assert turn.rubric_items.get(idx=1).pk == first_id and turn.rubric_items.get(idx=1).is_safety
+    assert {r.field for r in revisions} >= {"rubric.0.text_en", "rubric.0.is_safety", "rubric.1.text_en"}
+
+
+def test_duplicate_rubric_ids_are_refused(turn, adjudicator):
+    from annotations.content import snapshot
+
+    rubric = snapshot(turn=turn)["rubric"]
+    with pytest.raises(ValueError, match="appears twice"):
+        services.save_turn_edit(turn=turn, user=adjudicator, changes={"rubric": [rubric[0], rubric[0]]}, base_version=1)
