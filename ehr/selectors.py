@@ -2,11 +2,12 @@
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db.models import Count, Max, Min, Q
 from django.http import Http404
 
+from ehr.fhir.context import visibility_cutoff
 from ehr.models import (
     Admission,
     DiagnosisIcd,
@@ -71,7 +72,7 @@ class LabSeries:
         return any(p.flag for p in self.points)
 
 
-def _diagnoses(hadm_id: int) -> list[dict]:
+def diagnoses_with_titles(*, hadm_id: int) -> list[dict]:
     rows = list(DiagnosisIcd.objects.filter(hadm_id=hadm_id).order_by("seq_num"))
     titles = {
         (d.icd_code, d.icd_version): d.long_title
@@ -82,8 +83,12 @@ def _diagnoses(hadm_id: int) -> list[dict]:
     ]
 
 
-def _lab_series(hadm_id: int) -> list[LabSeries]:
-    events = list(LabEvent.objects.filter(hadm_id=hadm_id).order_by("charttime"))
+def lab_series(*, hadm_id: int, before: datetime | None = None) -> list[LabSeries]:
+    """The admission's labs grouped per test (abnormal first); ``before`` bounds them (a session's cutoff)."""
+    events = LabEvent.objects.filter(hadm_id=hadm_id).order_by("charttime")
+    if before is not None:
+        events = events.filter(charttime__lt=before)
+    events = list(events)
     items = {i.itemid: i for i in DLabItem.objects.filter(itemid__in={e.itemid for e in events})}
     grouped: dict[int, list[LabEvent]] = defaultdict(list)
     for event in events:
@@ -117,8 +122,8 @@ def admission_overview(*, hadm_id: int) -> dict:
         "patient": patient,
         "age_at_admission": _age_at(patient, admission.admittime) if patient else None,
         "other_admissions": other_admissions.order_by("admittime"),
-        "diagnoses": _diagnoses(hadm_id),
-        "labs": _lab_series(hadm_id),
+        "diagnoses": diagnoses_with_titles(hadm_id=hadm_id),
+        "labs": lab_series(hadm_id=hadm_id),
         "lab_span": span,
         "prescriptions": Prescription.objects.filter(hadm_id=hadm_id).order_by("starttime", "drug"),
         "micro": MicrobiologyEvent.objects.filter(hadm_id=hadm_id).order_by("chartdate", "test_seq", "ab_name"),
@@ -132,3 +137,22 @@ def admission_overview(*, hadm_id: int) -> dict:
 
 def _age_at(patient: Patient, when: datetime) -> int:
     return patient.anchor_age + (when.year - patient.anchor_year)
+
+
+def admission_evidence(*, subject_id: int, hadm_id: int, current_date: date) -> dict:
+    """What a reviewer checks a turn against: the admission's record as of a session's current date.
+
+    Bounded by the same cutoff rule as the EHR tools, in a fixed number of queries.
+    """
+    cutoff = visibility_cutoff(current_date)
+    return {
+        "admission": Admission.objects.filter(hadm_id=hadm_id).first(),
+        "patient": Patient.objects.filter(subject_id=subject_id).first(),
+        "labs": lab_series(hadm_id=hadm_id, before=cutoff),
+        "meds": list(
+            Prescription.objects.filter(hadm_id=hadm_id)
+            .filter(Q(starttime__lt=cutoff) | Q(starttime__isnull=True))
+            .order_by("starttime", "drug")
+        ),
+        "diagnoses": diagnoses_with_titles(hadm_id=hadm_id),
+    }

@@ -89,6 +89,14 @@ def ensure_demo_sessions(*, quiet: bool) -> GenerationRun:
     return services.refresh_run_counts(run_id=run.pk, finished=True)
 
 
+def ensure_demo_assignments(*, run: GenerationRun) -> int:
+    """Give demo_reviewer the demo sessions to review (idempotent: ``distribute`` skips assigned ones)."""
+    from annotations.services import distribute
+
+    reviewer = get_user_model().objects.get(username="demo_reviewer")
+    return len(distribute(sessions=list(run.sessions.order_by("run_index")), reviewers=[reviewer], per_session=1))
+
+
 def prepare_demo(*, quiet: bool = False) -> tuple[list[DemoUser], GenerationRun]:
     """Migrate, load the bundled cohort (the importer replaces tables, so re-runs are idempotent),
     generate the demo sessions, add users."""
@@ -96,4 +104,6 @@ def prepare_demo(*, quiet: bool = False) -> tuple[list[DemoUser], GenerationRun]
     args = [str(DEMO_COHORT_DIR)] + (["--quiet"] if quiet else [])
     call_command("import_mimic", *args)
     run = ensure_demo_sessions(quiet=quiet)
-    return ensure_demo_users(), run
+    users = ensure_demo_users()
+    ensure_demo_assignments(run=run)
+    return users, run

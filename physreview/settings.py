@@ -36,8 +36,9 @@ def _bool(name: str, default: bool) -> bool:
 
 
 def _url(name: str, default: str | None, *, schemes: set[str]) -> str | None:
-    raw = os.environ.get(name, default)
-    if raw is None or raw == "":
+    # An empty variable (``DATABASE_URL=``) means unset, as shells and .env files often write it.
+    raw = os.environ.get(name) or default
+    if raw is None:
         return None
     scheme = urlsplit(raw).scheme
     if scheme not in schemes:

@@ -9,4 +9,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("ehr/", include("ehr.urls")),
+    path("review/", include("annotations.urls")),
 ]

@@ -1,6 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from annotations.models import Assignment
+from annotations.selectors import review_queue
 from ehr.mimic_tables import TABLES
 from scenarios.models import Session
 
@@ -37,3 +39,7 @@ def test_demo_no_serve_is_idempotent_and_prints_logins(demo_cohort, settings, tm
         assert user_model.objects.get(username=f"demo_{role}").groups.filter(name=role).exists()
     assert user_model.objects.get(username="demo_admin").is_superuser
     assert not user_model.objects.get(username="demo_reviewer").is_staff
+    # The demo reviewer has sessions to review, assigned once (the second run adds nothing).
+    reviewer = user_model.objects.get(username="demo_reviewer")
+    assert review_queue(user=reviewer).exists()
+    assert Assignment.objects.filter(reviewer=reviewer).count() >= 48

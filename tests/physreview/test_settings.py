@@ -74,3 +74,8 @@ def test_valid_postgres_url_and_broker_are_accepted(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_empty_variables_mean_unset(tmp_path):
+    result = _start({"DATABASE_URL": "", "CELERY_BROKER_URL": "", "OPENAI_BASE_URL": ""}, tmp_path)
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from annotations import views
+
+app_name = "annotations"
+
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("turns/<int:pk>/", views.review_turn, name="turn"),
+    path("turns/<int:pk>/approve/", views.approve, name="approve"),
+    path("turns/<int:pk>/reject/", views.reject, name="reject"),
+    path("turns/<int:pk>/comment/", views.comment, name="comment"),
+    path("turns/<int:pk>/edit/", views.edit, name="edit"),
+]

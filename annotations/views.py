@@ -1,0 +1,202 @@
+"""Review screens: thin views over annotations.services / selectors (object permissions in every view).
+
+A user may open a turn when they are assigned to its session or are an adjudicator/admin; anyone
+else gets a 404. Action endpoints answer HTMX posts with the actions panel (status 200 even for
+errors and conflicts: htmx 2 does not swap 4xx responses), carrying an error banner when needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST
+
+from annotations import content as tc
+from annotations import selectors, services
+from annotations.models import Comment, Decision, RejectReason, Review
+from annotations.roles import is_adjudicator
+from annotations.services.reviews import is_assigned
+from ehr.selectors import admission_evidence
+from scenarios.models import Turn
+
+EDITABLE_TEXTS = (
+    ("request_implicit_en", "Request (implicit) EN"),
+    ("request_implicit_zh", "Request (implicit) ZH"),
+    ("request_explicit_en", "Request (explicit) EN"),
+    ("request_explicit_zh", "Request (explicit) ZH"),
+    ("answer_en", "Gold answer EN"),
+    ("answer_zh", "Gold answer ZH"),
+)
+
+
+def _visible_turns(user: Any):
+    turns = Turn.objects.all()
+    if not is_adjudicator(user):
+        turns = turns.filter(session__assignments__reviewer_id=user.pk)
+    return turns
+
+
+def _turn_for(request: HttpRequest, pk: int) -> Turn:
+    """The turn if the user may see it (assigned reviewer, adjudicator or admin), else 404."""
+    return get_object_or_404(_visible_turns(request.user).select_related("session"), pk=pk)
+
+
+@login_required
+def queue(request: HttpRequest) -> HttpResponse:
+    adjudication = list(selectors.adjudication_queue()) if is_adjudicator(request.user) else None
+    return render(
+        request,
+        "annotations/queue.html",
+        {"turns": list(selectors.review_queue(user=request.user)), "adjudication": adjudication},
+    )
+
+
+def _neighbours(user: Any, turn: Turn) -> tuple[Turn | None, Turn | None]:
+    record_id, index = turn.session.record_id, turn.index
+    turns = _visible_turns(user).select_related("session").distinct()
+    after = Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index)
+    before = Q(session__record_id__lt=record_id) | Q(session__record_id=record_id, index__lt=index)
+    nxt = turns.filter(after).order_by("session__record_id", "index").first()
+    prev = turns.filter(before).order_by("-session__record_id", "-index").first()
+    return prev, nxt
+
+
+def _actions_context(
+    request: HttpRequest, turn: Turn, *, my_review: Review | None = None, **extra: Any
+) -> dict[str, Any]:
+    if my_review is None:
+        my_review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
+    current = tc.snapshot(turn=turn)
+    shown = my_review.proposed if my_review and my_review.proposed else current
+    return {
+        "turn": turn,
+        "can_review": is_assigned(turn=turn, user=request.user),
+        "my_review": my_review,
+        "editable": [(name, label, shown.get(name, "")) for name, label in EDITABLE_TEXTS],
+        "rubric_form": shown.get("rubric", []),
+        "reject_reasons": RejectReason.choices,
+        "comments": list(Comment.objects.filter(turn=turn).select_related("author")),
+        **extra,
+    }
+
+
+@login_required
+def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = _turn_for(request, pk)
+    session = turn.session
+    turns = list(session.turns.order_by("index").prefetch_related("steps", "rubric_items"))
+    turn = next(t for t in turns if t.pk == turn.pk)
+    prev, nxt = _neighbours(request.user, turn)
+    reviews = selectors.visible_reviews(turn=turn, user=request.user)
+    my_review = next((r for r in reviews if r.reviewer_id == request.user.pk), None)
+    context = {
+        "session": session,
+        "earlier": [t for t in turns if t.index < turn.index],
+        "steps": sorted(turn.steps.all(), key=lambda s: s.idx),
+        "rubric": sorted(turn.rubric_items.all(), key=lambda r: r.idx),
+        "patient_replies": [
+            a for a in session.patient_agent_annotations or [] if isinstance(a, dict) and a.get("turn") == turn.index
+        ],
+        "reviews": reviews,
+        "prev": prev,
+        "next": nxt,
+        **admission_evidence(
+            subject_id=turn.session.subject_id, hadm_id=turn.session.hadm_id, current_date=turn.session.current_date
+        ),
+        **_actions_context(request, turn, my_review=my_review),
+    }
+    return render(request, "annotations/review.html", context)
+
+
+def _actions(request: HttpRequest, turn: Turn, **extra: Any) -> HttpResponse:
+    turn.refresh_from_db(fields=["status", "version"])
+    return render(request, "annotations/_actions.html", _actions_context(request, turn, **extra))
+
+
+def _base_version(request: HttpRequest) -> int:
+    try:
+        return int(request.POST.get("base_version", ""))
+    except ValueError:
+        raise Http404("base_version missing") from None
+
+
+def _submit(request: HttpRequest, turn: Turn, **kwargs: Any) -> HttpResponse:
+    try:
+        _, warnings = services.submit_review(
+            turn=turn, reviewer=request.user, base_version=_base_version(request), **kwargs
+        )
+    except services.Conflict as conflict:
+        return _actions(request, turn, error=str(conflict), conflict=conflict)
+    except (services.PermissionDenied, services.InvalidState, ValueError) as exc:
+        return _actions(request, turn, error=str(exc))
+    return _actions(request, turn, message="Review submitted.", warnings=warnings)
+
+
+@login_required
+@require_POST
+def approve(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = _turn_for(request, pk)
+    return _submit(request, turn, decision=Decision.APPROVE, reason=request.POST.get("reason", ""))
+
+
+@login_required
+@require_POST
+def reject(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = _turn_for(request, pk)
+    return _submit(
+        request,
+        turn,
+        decision=Decision.REJECT,
+        reject_reason=request.POST.get("reject_reason", ""),
+        reason=request.POST.get("reason", ""),
+    )
+
+
+@login_required
+@require_POST
+def comment(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = _turn_for(request, pk)
+    try:
+        services.add_comment(turn=turn, author=request.user, text=request.POST.get("text", ""))
+    except (services.PermissionDenied, ValueError) as exc:
+        return _actions(request, turn, error=str(exc))
+    return _actions(request, turn, message="Comment added.")
+
+
+def _proposed(request: HttpRequest, turn: Turn) -> dict[str, Any]:
+    """The change set the edit form describes: request/answer texts and rubric item texts."""
+    changes: dict[str, Any] = {name: request.POST[name] for name, _ in EDITABLE_TEXTS if name in request.POST}
+    review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
+    start = review.proposed if review and review.proposed else tc.snapshot(turn=turn)
+    rubric = []
+    for i, item in enumerate(start["rubric"]):
+        rubric.append(
+            {
+                **item,
+                "text_en": request.POST.get(f"rubric-{i}-text_en", item["text_en"]),
+                "text_zh": request.POST.get(f"rubric-{i}-text_zh", item["text_zh"]),
+            }
+        )
+    changes["rubric"] = rubric
+    return changes
+
+
+@login_required
+@require_POST
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Save the edit as a draft (gate warnings shown) or submit it with an approval."""
+    turn = _turn_for(request, pk)
+    try:
+        proposed = _proposed(request, turn)
+        if request.POST.get("submit_edit"):
+            return _submit(request, turn, decision=Decision.APPROVE, proposed=proposed)
+        review = services.save_draft_review(
+            turn=turn, reviewer=request.user, proposed=proposed, base_version=_base_version(request)
+        )
+    except (services.PermissionDenied, services.InvalidState, ValueError) as exc:
+        return _actions(request, turn, error=str(exc))
+    return _actions(request, turn, my_review=review, message="Draft saved.", warnings=review.gate_warnings)

@@ -1,0 +1,65 @@
+import pytest
+
+from annotations import services
+from annotations.models import Review
+from tests.annotations.conftest import make_user
+from tests.scenarios.factories import complete_session
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
+    reviewer = make_user("dr_review", "reviewer")
+    reviewer.set_password("pw-review-123456")
+    reviewer.save()
+    session = complete_session()
+    services.assign(session=session, reviewer=reviewer, by=None)
+    first, second = session.turns.get(index=0), session.turns.get(index=1)
+
+    page.goto(f"{live_server.url}/review/")
+    assert "/accounts/login/" in page.url
+    page.fill("input[name=username]", "dr_review")
+    page.fill("input[name=password]", "pw-review-123456")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/review/")
+    page.wait_for_selector("h1:has-text('My queue')")
+    assert page.locator("#review-queue tbody tr").count() == 4
+    page.screenshot(path=str(screenshot_dir / "review_queue.png"), full_page=True)
+
+    page.click(f"a[href='/review/turns/{first.pk}/']")
+    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.screenshot(path=str(screenshot_dir / "review_turn.png"), full_page=True)
+
+    # j / k move between turns without the mouse.
+    page.keyboard.press("j")
+    page.wait_for_url(f"**/review/turns/{second.pk}/")
+    page.keyboard.press("k")
+    page.wait_for_url(f"**/review/turns/{first.pk}/")
+
+    # ? opens the shortcuts help, Escape closes it.
+    page.keyboard.press("?")
+    page.wait_for_selector("#shortcuts[open]")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#shortcuts:not([open])", state="attached")
+
+    # a approves (HTMX post, the actions panel is swapped in place).
+    page.keyboard.press("a")
+    page.wait_for_selector("#actions .banner-ok")
+    assert "approve" in page.inner_text("#my-decision")
+    page.screenshot(path=str(screenshot_dir / "review_approved.png"), full_page=True)
+
+    # j to the next turn, r to reject it with a reason.
+    page.keyboard.press("j")
+    page.wait_for_url(f"**/review/turns/{second.pk}/")
+    page.keyboard.press("r")
+    assert page.evaluate("document.activeElement.id") == "reject-reason"
+    page.select_option("#reject-reason", "false_premise")
+    page.fill("#reject-form input[name=reason]", "the record says 5 mg")
+    page.press("#reject-form input[name=reason]", "Enter")
+    page.wait_for_selector("#actions .banner-ok")
+    page.screenshot(path=str(screenshot_dir / "review_rejected.png"), full_page=True)
+
+    reviews = {r.turn_id: r for r in Review.objects.filter(reviewer=reviewer, submitted_at__isnull=False)}
+    assert reviews[first.pk].decision == "approve"
+    assert (reviews[second.pk].decision, reviews[second.pk].reject_reason) == ("reject", "false_premise")
+    assert reviews[second.pk].reason == "the record says 5 mg"
