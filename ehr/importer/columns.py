@@ -101,7 +101,7 @@ def parser_for_field(f: models.Field) -> Parser:
         return _parse_date
     if kind in ("CharField", "TextField"):
         return _text_parser(getattr(f, "max_length", None) if kind == "CharField" else None)
-    raise NotImplementedError(f"importer has no parser for {kind} ({f.model.__name__}.{f.name})")
+    raise TypeError(f"importer has no parser for {kind} ({f.model.__name__}.{f.name})")
 
 
 @dataclass(frozen=True)
