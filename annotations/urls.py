@@ -11,4 +11,6 @@ urlpatterns = [
     path("turns/<int:pk>/reject/", views.reject, name="reject"),
     path("turns/<int:pk>/comment/", views.comment, name="comment"),
     path("turns/<int:pk>/edit/", views.edit, name="edit"),
+    path("adjudicate/<int:pk>/", views.adjudicate, name="adjudicate"),
+    path("history/<int:pk>/", views.history, name="history"),
 ]

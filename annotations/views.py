@@ -11,14 +11,15 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
 from annotations import content as tc
-from annotations import selectors, services
-from annotations.models import Comment, Decision, RejectReason, Review
+from annotations import diffs, selectors, services
+from annotations.models import Chosen, Comment, Decision, RejectReason, Review, TurnState
 from annotations.roles import is_adjudicator
+from annotations.services.adjudication import reviews_ab
 from annotations.services.reviews import is_assigned
 from ehr.selectors import admission_evidence
 from scenarios.models import Turn
@@ -200,3 +201,97 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     except (services.PermissionDenied, services.InvalidState, ValueError) as exc:
         return _actions(request, turn, error=str(exc))
     return _actions(request, turn, my_review=review, message="Draft saved.", warnings=review.gate_warnings)
+
+
+# --- Adjudication -----------------------------------------------------------------------------
+
+
+def _adjudicable_turn(request: HttpRequest, pk: int) -> Turn:
+    """A turn for the adjudication screen: adjudicators/admins only (everyone else gets a 404)."""
+    if not is_adjudicator(request.user):
+        raise Http404("not an adjudicator")
+    return get_object_or_404(Turn.objects.select_related("session"), pk=pk)
+
+
+def _adjudication_context(request: HttpRequest, turn: Turn, **extra: Any) -> dict[str, Any]:
+    current = tc.snapshot(turn=turn)
+    columns = []
+    for label, review in zip(("A", "B"), reviews_ab(turn=turn), strict=True):
+        if review is None:
+            continue
+        proposed = review.proposed or {}
+        mine = tc.apply_changes(
+            base=current, changes=tc.changes_between(base=review.base_content or current, proposed=proposed)
+        )
+        columns.append({"label": label, "review": review, "diffs": diffs.diff_content(current, mine)})
+    return {
+        "turn": turn,
+        "columns": columns,
+        "pending": turn.status == TurnState.NEEDS_ADJUDICATION,
+        "editable": [(name, label, current.get(name, "")) for name, label in EDITABLE_TEXTS],
+        "rubric_form": current.get("rubric", []),
+        "reject_reasons": RejectReason.choices,
+        **extra,
+    }
+
+
+def _adjudication_changes(request: HttpRequest, turn: Turn) -> dict[str, Any]:
+    """The edited content the form describes: request/answer texts and rubric item texts."""
+    current = tc.snapshot(turn=turn)
+    changes: dict[str, Any] = {name: request.POST[name] for name, _ in EDITABLE_TEXTS if name in request.POST}
+    changes["rubric"] = [
+        {
+            **item,
+            "text_en": request.POST.get(f"rubric-{i}-text_en", item["text_en"]),
+            "text_zh": request.POST.get(f"rubric-{i}-text_zh", item["text_zh"]),
+        }
+        for i, item in enumerate(current["rubric"])
+    ]
+    return changes
+
+
+@login_required
+def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: both reviews with their diffs against the current content. POST (HTMX): take A/B or edit."""
+    turn = _adjudicable_turn(request, pk)
+    if request.method == "GET":
+        if turn.status != TurnState.NEEDS_ADJUDICATION:
+            raise Http404("turn does not need adjudication")
+        return render(request, "annotations/adjudicate.html", _adjudication_context(request, turn))
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    chosen = request.POST.get("chosen", "")
+    extra: dict[str, Any] = {}
+    try:
+        kwargs: dict[str, Any] = {
+            "chosen": chosen,
+            "base_version": _base_version(request),
+            "reason": request.POST.get("reason", ""),
+        }
+        if chosen == Chosen.EDITED:
+            kwargs["content"] = _adjudication_changes(request, turn)
+            kwargs["decision"] = request.POST.get("decision") or Decision.APPROVE
+            kwargs["reject_reason"] = request.POST.get("reject_reason", "")
+        services.adjudicate(turn=turn, adjudicator=request.user, **kwargs)
+        extra["message"] = "Adjudicated."
+    except services.Conflict as conflict:
+        extra.update(error=str(conflict), conflict=conflict)
+    except (services.PermissionDenied, services.InvalidState, ValueError) as exc:
+        extra["error"] = str(exc)
+    turn = Turn.objects.select_related("session").get(pk=turn.pk)
+    return render(request, "annotations/_adjudication.html", _adjudication_context(request, turn, **extra))
+
+
+# --- History ----------------------------------------------------------------------------------
+
+
+@login_required
+def history(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every revision of the turn, grouped per field, each with its before/after diff."""
+    turn = _turn_for(request, pk)
+    fields: dict[str, list[dict[str, Any]]] = {}
+    for revision in selectors.history(turn=turn):
+        fields.setdefault(revision.field, []).append(
+            {"revision": revision, "diff": diffs.diff_field(revision.field, revision.before, revision.after)}
+        )
+    return render(request, "annotations/history.html", {"turn": turn, "fields": fields})
