@@ -48,6 +48,46 @@ def _url(name: str, default: str | None, *, schemes: set[str]) -> str | None:
     return raw
 
 
+def _int(name: str, default: int, *, minimum: int) -> int:
+    """Strict integer no smaller than ``minimum``; ``1e3``, ``5.0`` or ``five`` stop start-up."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip(), 10)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be at least {minimum}.")
+    return value
+
+
+def _origins(name: str) -> list[str]:
+    """Comma-separated ``scheme://host[:port]`` origins, as CSRF_TRUSTED_ORIGINS expects them."""
+    raw = os.environ.get(name, "")
+    origins = [o.strip() for o in raw.split(",")] if raw.strip() else []
+    for origin in origins:
+        parts = urlsplit(origin)
+        if parts.scheme not in {"http", "https"} or not parts.netloc or parts.path not in {"", "/"}:
+            raise ImproperlyConfigured(
+                f"{name}={raw!r} contains {origin!r}; expected comma-separated origins like https://review.example.org."
+            )
+    return origins
+
+
+def _proxy_header(name: str) -> tuple[str, str] | None:
+    """``HTTP_X_FORWARDED_PROTO,https`` → the (header, value) pair Django trusts as "this request was HTTPS"."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return None
+    parts = [p.strip() for p in raw.split(",")]
+    if len(parts) != 2 or not parts[0].startswith("HTTP_") or not parts[1]:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} must be 'HTTP_<HEADER>,<value>', e.g. HTTP_X_FORWARDED_PROTO,https."
+        )
+    return parts[0], parts[1]
+
+
 def _secret_key() -> str:
     """``SECRET_KEY`` from the environment, else a random key kept in var/ (never a key in the code)."""
     if key := os.environ.get("SECRET_KEY"):
@@ -67,6 +107,17 @@ DEBUG = _bool("DEBUG", False)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")]
 if not all(ALLOWED_HOSTS):
     raise ImproperlyConfigured(f"ALLOWED_HOSTS={os.environ.get('ALLOWED_HOSTS')!r} contains an empty host name.")
+
+# --- HTTPS / deployment (all off by default so the demo works over plain http) ----------------
+# Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER, and only if the proxy overwrites that header.
+SECURE_SSL_REDIRECT = _bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = _bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = _bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = _int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _bool("SECURE_HSTS_PRELOAD", False)
+SECURE_PROXY_SSL_HEADER = _proxy_header("SECURE_PROXY_SSL_HEADER")
+CSRF_TRUSTED_ORIGINS = _origins("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -129,6 +180,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- cache (login throttling counters) --------------------------------------------------------
+# In-process memory by default; with several server processes use Redis so they share the counters.
+_cache_url = _url("CACHE_URL", "locmem://physreview", schemes={"locmem", "redis", "rediss"})
+if _cache_url.startswith("locmem"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": urlsplit(_cache_url).netloc or "physreview",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+
+# After LOGIN_FAILURE_LIMIT failed logins for one username or one client IP within the window,
+# further attempts are refused until the window has passed (physreview.throttle).
+LOGIN_FAILURE_LIMIT = _int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = _int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
