@@ -13,4 +13,5 @@ urlpatterns = [
     path("turns/<int:pk>/edit/", views.edit, name="edit"),
     path("adjudicate/<int:pk>/", views.adjudicate, name="adjudicate"),
     path("history/<int:pk>/", views.history, name="history"),
+    path("dashboard/", views.dashboard, name="dashboard"),
 ]

@@ -7,6 +7,7 @@ errors and conflicts: htmx 2 does not swap 4xx responses), carrying an error ban
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -15,14 +16,14 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
+from annotations import agreement, diffs, selectors, services
 from annotations import content as tc
-from annotations import diffs, selectors, services
 from annotations.models import Chosen, Comment, Decision, RejectReason, Review, TurnState
 from annotations.roles import is_adjudicator
 from annotations.services.adjudication import reviews_ab
 from annotations.services.reviews import is_assigned
 from ehr.selectors import admission_evidence
-from scenarios.models import Turn
+from scenarios.models import Scenario, Turn
 
 EDITABLE_TEXTS = (
     ("request_implicit_en", "Request (implicit) EN"),
@@ -295,3 +296,110 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
             {"revision": revision, "diff": diffs.diff_field(revision.field, revision.before, revision.after)}
         )
     return render(request, "annotations/history.html", {"turn": turn, "fields": fields})
+
+
+# --- Dashboard: progress and agreement (thin view over selectors.status_counts / agreement) ---
+
+DASHBOARD_STATUSES = (
+    (TurnState.DRAFT, "Draft", "#9aa4b2"),
+    (TurnState.IN_REVIEW, "In review", "#3b82f6"),
+    (TurnState.NEEDS_ADJUDICATION, "Needs adjudication", "#d4a72c"),
+    (TurnState.APPROVED, "Approved", "#1a7f37"),
+    (TurnState.REJECTED, "Rejected", "#c0392b"),
+)
+CHART_BAR_WIDTH, CHART_LABEL_WIDTH, CHART_ROW_HEIGHT = 420, 170, 26
+
+
+def _fmt_stat(value: float, *, percent: bool = False) -> str:
+    """Format like ``manage.py review_agreement``: ``—`` when undefined."""
+    if math.isnan(value):
+        return "—"
+    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+
+
+def _status_rows(counts: dict[Any, dict[str, int]], label=str) -> list[dict[str, Any]]:
+    rows = []
+    for group, by_status in counts.items():
+        cells = [by_status.get(status, 0) for status, _, _ in DASHBOARD_STATUSES]
+        rows.append({"group": group, "label": label(group), "cells": cells, "total": sum(cells)})
+    return rows
+
+
+def _status_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Geometry of a stacked horizontal bar chart (one bar per row), drawn as inline SVG."""
+    biggest = max((row["total"] for row in rows), default=0) or 1
+    bars = []
+    for i, row in enumerate(rows):
+        x, segments = CHART_LABEL_WIDTH, []
+        for (status, label, colour), n in zip(DASHBOARD_STATUSES, row["cells"], strict=True):
+            width = round(CHART_BAR_WIDTH * n / biggest, 1)
+            if n:
+                segments.append({"x": x, "width": width, "colour": colour, "status": status, "label": label, "n": n})
+            x += width
+        y = i * CHART_ROW_HEIGHT
+        bars.append(
+            {"label": row["label"], "y": y, "text_y": y + 17, "segments": segments, "total": row["total"], "end": x + 6}
+        )
+    return {
+        "bars": bars,
+        "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 60,
+        "height": max(len(rows), 1) * CHART_ROW_HEIGHT,
+        "legend": [(label, colour) for _, label, colour in DASHBOARD_STATUSES],
+    }
+
+
+def _agreement_sections(user: Any, *, everyone: bool) -> list[dict[str, Any]]:
+    decisions, rubric = agreement.ratings_from_reviews(selectors.submitted_reviews())
+    me = user.get_username()
+    sections = []
+    for key, title, ratings in (
+        ("decisions", "Decisions (approve/reject)", decisions),
+        ("rubric", "Rubric items (keep/drop)", rubric),
+    ):
+        pairs = [
+            {
+                "a": p.rater_a,
+                "b": p.rater_b,
+                "n": p.n,
+                "percent": _fmt_stat(p.percent, percent=True),
+                "kappa": _fmt_stat(p.kappa),
+            }
+            for p in agreement.pairwise(ratings)
+            if everyone or me in (p.rater_a, p.rater_b)
+        ]
+        alpha = _fmt_stat(agreement.krippendorff_alpha_nominal(ratings)) if everyone else None
+        sections.append({"key": key, "title": title, "units": len(ratings), "pairs": pairs, "alpha": alpha})
+    return sections
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Counts by status, rejections by reason and agreement; reviewers see only their own figures."""
+    user = request.user
+    everyone = is_adjudicator(user)
+    by_reviewer = selectors.status_counts(by="session__assignments__reviewer__username")
+    by_reviewer.pop(None, None)  # turns of sessions nobody is assigned to
+    if not everyone:
+        by_reviewer = {user.get_username(): by_reviewer.get(user.get_username(), {})}
+    context: dict[str, Any] = {
+        "everyone": everyone,
+        "statuses": DASHBOARD_STATUSES,
+        "my_queue": selectors.review_queue(user=user).count(),
+        "by_reviewer": _status_rows(by_reviewer),
+        "agreement": _agreement_sections(user, everyone=everyone),
+    }
+    if everyone:
+        scenario_labels = dict(Scenario.choices)
+        by_scenario = _status_rows(selectors.status_counts(by="session__scenario"), lambda s: scenario_labels.get(s, s))
+        reasons = dict(RejectReason.choices)
+        context.update(
+            by_scenario=by_scenario,
+            by_tier=_status_rows(selectors.status_counts(by="session__tier"), lambda tier: f"L{tier}"),
+            rejected=[
+                {"reason": reason, "label": reasons.get(reason, reason or "—"), "n": n}
+                for reason, n in sorted(selectors.rejected_by_reason().items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+            chart=_status_chart(by_scenario),
+            adjudication_queue=selectors.adjudication_queue().count(),
+        )
+    return render(request, "annotations/dashboard.html", context)

@@ -44,6 +44,7 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("annotations:adjudicate", "unassigned"): (LOGIN, 404, 404, 404),  # not awaiting adjudication
     ("annotations:history", "assigned"): (LOGIN, 200, 200, 200),
     ("annotations:history", "unassigned"): (LOGIN, 404, 200, 200),
+    ("annotations:dashboard", None): (LOGIN, 200, 200, 200),
 }
 
 # POST to the actions of a turn the reviewer is not assigned to.
