@@ -106,3 +106,10 @@ def ratings_from_reviews(reviews: Iterable[Any]) -> tuple[dict, dict]:
             label = "keep" if item.get("id") in kept else "drop"
             rubric.setdefault((review.turn_id, item.get("id")), {})[rater] = label
     return decisions, rubric
+
+
+def format_statistic(value: float, *, percent: bool = False) -> str:
+    """How agreement figures are shown everywhere (command, dashboard): ``—`` when undefined."""
+    if math.isnan(value):
+        return "—"
+    return f"{100 * value:.1f}" if percent else f"{value:.3f}"

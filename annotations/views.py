@@ -7,7 +7,6 @@ errors and conflicts: htmx 2 does not swap 4xx responses), carrying an error ban
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -310,13 +309,6 @@ DASHBOARD_STATUSES = (
 CHART_BAR_WIDTH, CHART_LABEL_WIDTH, CHART_ROW_HEIGHT = 420, 170, 26
 
 
-def _fmt_stat(value: float, *, percent: bool = False) -> str:
-    """Format like ``manage.py review_agreement``: ``—`` when undefined."""
-    if math.isnan(value):
-        return "—"
-    return f"{100 * value:.1f}" if percent else f"{value:.3f}"
-
-
 def _status_rows(counts: dict[Any, dict[str, int]], label=str) -> list[dict[str, Any]]:
     rows = []
     for group, by_status in counts.items():
@@ -361,13 +353,13 @@ def _agreement_sections(user: Any, *, everyone: bool) -> list[dict[str, Any]]:
                 "a": p.rater_a,
                 "b": p.rater_b,
                 "n": p.n,
-                "percent": _fmt_stat(p.percent, percent=True),
-                "kappa": _fmt_stat(p.kappa),
+                "percent": agreement.format_statistic(p.percent, percent=True),
+                "kappa": agreement.format_statistic(p.kappa),
             }
             for p in agreement.pairwise(ratings)
             if everyone or me in (p.rater_a, p.rater_b)
         ]
-        alpha = _fmt_stat(agreement.krippendorff_alpha_nominal(ratings)) if everyone else None
+        alpha = agreement.format_statistic(agreement.krippendorff_alpha_nominal(ratings)) if everyone else None
         sections.append({"key": key, "title": title, "units": len(ratings), "pairs": pairs, "alpha": alpha})
     return sections
 

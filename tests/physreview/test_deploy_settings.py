@@ -1,17 +1,12 @@
 """`manage.py check --deploy` is clean with production settings; the demo defaults still work over http."""
 
-import os
 import secrets
-import subprocess
-import sys
 
 import pytest
 from django.conf import settings
 from django.urls import reverse
 
-# Test-only variables stay out: tests/e2e sets DJANGO_ALLOW_ASYNC_UNSAFE, which the deploy check rightly flags.
-EXCLUDED = {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-BASE_ENV = {k: v for k, v in os.environ.items() if k not in EXCLUDED}
+from tests.physreview.startup import run_python
 
 PRODUCTION = {
     "DEBUG": "false",
@@ -29,14 +24,7 @@ PRODUCTION = {
 
 
 def _run(args, env, tmp_path):
-    return subprocess.run(
-        [sys.executable, *args],
-        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path), **env},
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_python(args, env=env, var_dir=tmp_path)
 
 
 def test_check_deploy_is_clean_with_production_settings(tmp_path):

@@ -1,17 +1,14 @@
 """Login throttling: N failures per username or per client IP within the window, then refusal."""
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.urls import reverse
 
 from physreview import throttle
+from tests.physreview.startup import print_settings
 
 LIMIT = 3
 WINDOW = 600
@@ -148,22 +145,11 @@ def test_login_page_get_is_not_throttled(client, alice):
     assert client.get(reverse("login"), REMOTE_ADDR="10.0.0.1").status_code == 200
 
 
-BASE_ENV = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG"}}
-
-
 def _start(env, tmp_path):
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); from django.conf import settings as s;"
-            "print(s.LOGIN_FAILURE_LIMIT, s.LOGIN_FAILURE_WINDOW_SECONDS, s.CACHES['default']['BACKEND'])",
-        ],
-        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path), **env},
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    return print_settings(
+        "s.LOGIN_FAILURE_LIMIT, s.LOGIN_FAILURE_WINDOW_SECONDS, s.CACHES['default']['BACKEND']",
+        env=env,
+        var_dir=tmp_path,
     )
 
 

@@ -1,28 +1,12 @@
 """Settings come only from the environment; a bad value stops start-up with a message naming it."""
 
-import os
-import subprocess
-import sys
-
 import pytest
-from django.conf import settings
 
-BASE_ENV = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG"}}
+from tests.physreview.startup import print_settings
 
 
-def _start(env: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)",
-        ],
-        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path), **env},
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def _start(env: dict[str, str], tmp_path):
+    return print_settings("s.DEBUG", env=env, var_dir=tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -44,19 +28,11 @@ def test_bad_environment_value_fails_at_start_with_its_name(name, value, expecte
 
 
 def test_defaults_are_demo_safe(tmp_path):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); from django.conf import settings as s;"
-            "print(s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.DEBUG,"
-            " s.CELERY_TASK_ALWAYS_EAGER, len(s.SECRET_KEY) >= 50)",
-        ],
-        env={**BASE_ENV, "PHYSREVIEW_VAR_DIR": str(tmp_path)},
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = print_settings(
+        "s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.DEBUG,"
+        " s.CELERY_TASK_ALWAYS_EAGER, len(s.SECRET_KEY) >= 50",
+        env={},
+        var_dir=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     engine, name, debug, eager, key_ok = result.stdout.split()

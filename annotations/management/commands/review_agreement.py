@@ -1,15 +1,9 @@
 """Print reviewer agreement (decisions and rubric keep/drop): per pair and overall."""
 
-import math
-
 from django.core.management.base import BaseCommand
 
-from annotations.agreement import krippendorff_alpha_nominal, pairwise, ratings_from_reviews
+from annotations.agreement import format_statistic, krippendorff_alpha_nominal, pairwise, ratings_from_reviews
 from annotations.selectors import submitted_reviews
-
-
-def _fmt(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:.3f}"
 
 
 class Command(BaseCommand):
@@ -21,6 +15,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{title}: {len(ratings)} units")
             self.stdout.write(f"  {'reviewer A':<20} {'reviewer B':<20} {'n':>5} {'agree %':>8} {'kappa':>7}")
             for p in pairwise(ratings):
-                pct = "—" if math.isnan(p.percent) else f"{100 * p.percent:.1f}"
-                self.stdout.write(f"  {p.rater_a!s:<20} {p.rater_b!s:<20} {p.n:>5} {pct:>8} {_fmt(p.kappa):>7}")
-            self.stdout.write(f"  Krippendorff's alpha (nominal): {_fmt(krippendorff_alpha_nominal(ratings))}")
+                pct, kappa = format_statistic(p.percent, percent=True), format_statistic(p.kappa)
+                self.stdout.write(f"  {p.rater_a!s:<20} {p.rater_b!s:<20} {p.n:>5} {pct:>8} {kappa:>7}")
+            alpha = format_statistic(krippendorff_alpha_nominal(ratings))
+            self.stdout.write(f"  Krippendorff's alpha (nominal): {alpha}")
