@@ -97,6 +97,7 @@ class Review(models.Model):
     created = models.DateTimeField(default=timezone.now)
     updated = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    is_demo = models.BooleanField(default=False, help_text="made by `manage.py demo`, not by a physician")
 
     class Meta:
         ordering = ["turn", "submitted_at", "pk"]
@@ -185,6 +186,7 @@ class Adjudication(models.Model):
     content = models.JSONField(default=dict, blank=True, help_text="the final content snapshot")
     version = models.PositiveIntegerField(help_text="turn version after adjudication")
     created = models.DateTimeField(default=timezone.now)
+    is_demo = models.BooleanField(default=False, help_text="made by `manage.py demo`, not by a physician")
 
     class Meta:
         ordering = ["turn", "created", "pk"]
@@ -195,3 +197,25 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of {self.turn_id}: {self.chosen} → {self.decision}"
+
+
+class Guideline(models.Model):
+    """Review guidelines shown beside every turn; markdown, edited by admins in the Django admin.
+
+    One row per UI language (``en``, ``zh-hans``); the reviewer sees the row for their UI language,
+    falling back to English.
+    """
+
+    language = models.CharField(max_length=10, unique=True, default="en")
+    title = models.CharField(max_length=200, default="Review guidelines")
+    body_markdown = models.TextField(blank=True)
+    updated = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["language"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.language})"
