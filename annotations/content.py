@@ -20,6 +20,8 @@ omits keep their current value. :func:`flatten` gives field-level keys (``rubric
 from __future__ import annotations
 
 import copy
+import json
+import re
 from typing import Any
 
 from annotations.steps import rerun_step
@@ -156,6 +158,58 @@ def changed_fields(*, before: dict[str, Any], after: dict[str, Any]) -> list[tup
     a, b = flatten(before), flatten(after)
     keys = list(a) + [k for k in b if k not in a]
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+
+
+_RUBRIC_FIELD = re.compile(r"rubric\.(\d+)\.(text_en|text_zh|is_safety|machine_check)")
+_STEP_FIELD = re.compile(r"steps\.(\d+)\.arguments")
+
+
+def parse_field(field: str, text: str) -> Any:
+    """The value of a flattened field typed as text (a merge form): texts as they are, ``subtype``
+    empty → None, everything else JSON (empty → None). Raises :class:`InvalidContent` naming the field."""
+    text = text.replace("\r\n", "\n")
+    if field in TEXT_FIELDS or field.endswith(("text_en", "text_zh")):
+        return text
+    if field == "subtype":
+        return text.strip() or None
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidContent(f"{field}: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+
+
+def apply_flat(*, base: dict[str, Any], flat: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with flattened field values laid over it (how a merge form is read), validated.
+
+    ``rubric.N.*`` past the end of the list appends an item; a rubric item whose English text ends up
+    empty is dropped (that is how a removal is merged). Raises :class:`InvalidContent`.
+    """
+    out = copy.deepcopy(base)
+    for field, value in flat.items():
+        if field in SCALAR_FIELDS:
+            out[field] = value
+        elif match := _RUBRIC_FIELD.fullmatch(field):
+            index, key = int(match[1]), match[2]
+            while len(out["rubric"]) <= index:
+                out["rubric"].append(
+                    {"id": None, "text_en": "", "text_zh": "", "is_safety": False, "machine_check": None}
+                )
+            out["rubric"][index][key] = (bool(value) if key == "is_safety" else value) if value is not None else None
+            if key in ("text_en", "text_zh") and value is None:
+                out["rubric"][index][key] = ""
+        elif match := _STEP_FIELD.fullmatch(field):
+            step = next((s for s in out["steps"] if s["idx"] == int(match[1])), None)
+            if step is None:
+                raise InvalidContent(f"{field}: the turn has no step {match[1]}")
+            step["arguments"] = value
+        else:
+            raise InvalidContent(f"unknown field {field!r}")
+    out["rubric"] = [item for item in out["rubric"] if (item.get("text_en") or "").strip()]
+    for item in out["rubric"]:
+        item["is_safety"] = bool(item.get("is_safety"))
+    return apply_changes(base=base, changes=changes_between(base=base, proposed=out))
 
 
 def write(*, turn: Turn, content: dict[str, Any]) -> None:

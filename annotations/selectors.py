@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, F, Func, JSONField, Q, QuerySet, Value
+from django.db.models.fields.json import KeyTransform
 
-from annotations.models import Adjudication, Assignment, Review, Revision, RevisionKind, TurnState
+from annotations import agreement
+from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
 from annotations.roles import is_adjudicator
 from scenarios.models import Turn
+
+# Large JSON columns of a session (and turn) that turn listings never show: decoding them for every
+# row of a queue cost ~1 ms per turn (a queue of 100 turns spent 100 ms in json.loads).
+LISTING_DEFERRED = (
+    *(
+        f"session__{name}"
+        for name in (
+            "tools",
+            "tools_zh",
+            "session_plan",
+            "dep_graph",
+            "persona",
+            "patient_memory",
+            "patient_agent_annotations",
+            "gate_report",
+            "extra",
+            "import_meta",
+        )
+    ),
+    *("derivations", "gate_report", "extra"),  # the turn's own JSON columns, not listed either
+)
 
 
 def assigned_reviews(*, turn: Turn) -> list[Review]:
@@ -29,18 +54,29 @@ def visible_reviews(*, turn: Turn, user: Any) -> list[Review]:
     Adjudicators and admins see all. A reviewer sees their own review, and the others only once every
     assigned review has been submitted (blind double review). Anyone else sees nothing.
     """
+    return review_visibility(turn=turn, user=user)[0]
+
+
+def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:
+    """``(visible_reviews(...), whether user is assigned to the turn's session)``; the second is None
+    for adjudicators and admins, whose visibility does not depend on it (not looked up)."""
     reviews = (
         Review.objects.filter(turn=turn)
         .select_related("reviewer")
         .order_by(F("submitted_at").asc(nulls_last=True), "pk")
     )
     if is_adjudicator(user):
-        return list(reviews)
-    if not Assignment.objects.filter(session_id=turn.session_id, reviewer_id=user.pk).exists():
-        return []
-    if all_submitted(turn=turn):
-        return list(reviews)
-    return [r for r in reviews if r.reviewer_id == user.pk]
+        return list(reviews), None
+    # Two queries (assignments, reviews) instead of four: the review screen calls this on every load.
+    assigned = set(
+        Assignment.objects.filter(session_id=turn.session_id).order_by().values_list("reviewer_id", flat=True)
+    )
+    if user.pk not in assigned:
+        return [], False
+    reviews = list(reviews)
+    if assigned <= {r.reviewer_id for r in reviews if r.submitted}:  # same rule as all_submitted()
+        return reviews, True
+    return [r for r in reviews if r.reviewer_id == user.pk], True
 
 
 def review_queue(*, user: Any) -> QuerySet[Turn]:
@@ -52,6 +88,7 @@ def review_queue(*, user: Any) -> QuerySet[Turn]:
         )
         .exclude(pk__in=done)
         .select_related("session")
+        .defer(*LISTING_DEFERRED)
         .order_by("session__record_id", "index")
     )
 
@@ -60,6 +97,7 @@ def adjudication_queue() -> QuerySet[Turn]:
     return (
         Turn.objects.filter(status=TurnState.NEEDS_ADJUDICATION)
         .select_related("session")
+        .defer(*LISTING_DEFERRED)
         .order_by("session__record_id", "index")
     )
 
@@ -77,6 +115,61 @@ def history(*, turn: Turn, field: str | None = None, include_conflicts: bool = T
 def submitted_reviews() -> QuerySet[Review]:
     """Every submitted review (agreement statistics read these)."""
     return Review.objects.filter(submitted_at__isnull=False).select_related("reviewer").order_by("turn_id", "pk")
+
+
+class _RubricIds(Func):
+    """PostgreSQL: the ids of a content snapshot's rubric items as a JSON array, taken out in the database."""
+
+    function = "jsonb_path_query_array"
+    output_field = JSONField()
+
+    def __init__(self, column: str) -> None:
+        super().__init__(column, Value("$.rubric[*].id"))
+
+
+def _rubric_ids(column: str) -> Func | KeyTransform:
+    if connection.vendor == "postgresql":
+        return _RubricIds(column)
+    return KeyTransform("rubric", column)  # other databases: the rubric items themselves
+
+
+def _agreement_input() -> list[SimpleNamespace]:
+    """Submitted reviews as :func:`annotations.agreement.ratings_from_reviews` reads them, with only the
+    rubric ids of ``proposed``/``base_content`` (decoding the full contents took ~10 ms of the
+    dashboard's CPU at 272 reviews)."""
+    rows = submitted_reviews().values_list(
+        "turn_id", "reviewer__username", "decision", _rubric_ids("proposed"), _rubric_ids("base_content")
+    )
+
+    def rubric(items: Any) -> dict[str, Any]:
+        if not isinstance(items, list):
+            return {}
+        return {"rubric": [item if isinstance(item, dict) else {"id": item} for item in items]}
+
+    return [
+        SimpleNamespace(
+            turn_id=turn_id,
+            reviewer=SimpleNamespace(get_username=lambda name=username: name),
+            decision=decision,
+            proposed=rubric(proposed),
+            base_content=rubric(base),
+        )
+        for turn_id, username, decision, proposed, base in rows
+    ]
+
+
+def agreement_statistics() -> dict[str, dict[str, Any]]:
+    """Agreement among all reviewers, per kind (``decisions``, ``rubric``): ``units``, ``pairs``
+    (:class:`annotations.agreement.PairStats`) and Krippendorff's ``alpha``; one query."""
+    decisions, rubric = agreement.ratings_from_reviews(_agreement_input())
+    return {
+        name: {
+            "units": len(ratings),
+            "pairs": agreement.pairwise(ratings),
+            "alpha": agreement.krippendorff_alpha_nominal(ratings),
+        }
+        for name, ratings in (("decisions", decisions), ("rubric", rubric))
+    }
 
 
 def status_counts(*, by: str = "session__scenario") -> dict[Any, dict[str, int]]:
@@ -104,3 +197,11 @@ def rejected_by_reason() -> dict[str, int]:
             seen.add(turn_id)
             counts[reason] = counts.get(reason, 0) + 1
     return counts
+
+
+def guideline_for(*, language: str) -> Guideline | None:
+    """The guideline for a UI language (``zh-hans``, ``zh-Hans``, ``zh``), falling back to English; one query."""
+    code = (language or "").lower().replace("_", "-")
+    wanted = list(dict.fromkeys([code, code.split("-")[0], "zh-hans" if code.startswith("zh") else "en", "en"]))
+    rows = {g.language.lower(): g for g in Guideline.objects.filter(language__in=wanted)}
+    return next((rows[c] for c in wanted if c in rows), None)

@@ -11,6 +11,10 @@ urlpatterns = [
     path("turns/<int:pk>/reject/", views.reject, name="reject"),
     path("turns/<int:pk>/comment/", views.comment, name="comment"),
     path("turns/<int:pk>/edit/", views.edit, name="edit"),
+    path("turns/<int:pk>/raw/", views.step_raw, name="step_raw"),  # ?step=<idx>: a step's raw observation
+    path("turns/<int:pk>/merge/", views.merge, name="merge"),
+    path("turns/<int:pk>/lease/", views.lease, name="lease"),
+    path("turns/<int:pk>/lease/release/", views.release_lease, name="release_lease"),
     path("adjudicate/<int:pk>/", views.adjudicate, name="adjudicate"),
     path("history/<int:pk>/", views.history, name="history"),
     path("dashboard/", views.dashboard, name="dashboard"),

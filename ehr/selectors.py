@@ -83,11 +83,23 @@ def diagnoses_with_titles(*, hadm_id: int) -> list[dict]:
     ]
 
 
-def lab_series(*, hadm_id: int, before: datetime | None = None) -> list[LabSeries]:
-    """The admission's labs grouped per test (abnormal first); ``before`` bounds them (a session's cutoff)."""
+# The columns the review screen's lab table and sparklines read (the rest stay in the database).
+LAB_SUMMARY_FIELDS = ("labevent_id", "itemid", "charttime", "value", "valuenum", "valueuom", "flag")
+MED_SUMMARY_FIELDS = ("id", "drug", "dose_val_rx", "dose_unit_rx", "route", "starttime")
+
+
+def lab_series(
+    *, hadm_id: int, before: datetime | None = None, fields: tuple[str, ...] | None = None
+) -> list[LabSeries]:
+    """The admission's labs grouped per test (abnormal first); ``before`` bounds them (a session's cutoff).
+
+    ``fields``: load only these LabEvent columns (others are fetched on access).
+    """
     events = LabEvent.objects.filter(hadm_id=hadm_id).order_by("charttime")
     if before is not None:
         events = events.filter(charttime__lt=before)
+    if fields is not None:
+        events = events.only(*fields)
     events = list(events)
     items = {i.itemid: i for i in DLabItem.objects.filter(itemid__in={e.itemid for e in events})}
     grouped: dict[int, list[LabEvent]] = defaultdict(list)
@@ -148,10 +160,11 @@ def admission_evidence(*, subject_id: int, hadm_id: int, current_date: date) -> 
     return {
         "admission": Admission.objects.filter(hadm_id=hadm_id).first(),
         "patient": Patient.objects.filter(subject_id=subject_id).first(),
-        "labs": lab_series(hadm_id=hadm_id, before=cutoff),
+        "labs": lab_series(hadm_id=hadm_id, before=cutoff, fields=LAB_SUMMARY_FIELDS),
         "meds": list(
             Prescription.objects.filter(hadm_id=hadm_id)
             .filter(Q(starttime__lt=cutoff) | Q(starttime__isnull=True))
+            .only(*MED_SUMMARY_FIELDS)
             .order_by("starttime", "drug")
         ),
         "diagnoses": diagnoses_with_titles(hadm_id=hadm_id),

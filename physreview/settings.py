@@ -130,6 +130,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served from static (no CDN)
     "physreview",
     "ehr",
     "scenarios",
@@ -138,9 +142,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "physreview.middleware.ServerTimingMiddleware",  # first: its time covers every other layer
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # UI language: the session's choice (header switch), else Accept-Language; URLs carry no prefix.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -160,6 +167,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",  # LANGUAGE_CODE, LANGUAGE_BIDI in every template
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -206,8 +214,10 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "ehr:patient_list"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# UI languages only: turn content carries its own language (EN and ZH fields) whatever the UI shows.
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 # MIMIC times are naive local clock times; the app stores and shows them as UTC wall time.
@@ -219,11 +229,32 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns at every start when it is missing
 WHITENOISE_USE_FINDERS = True
 
+# REST API (annotations/api): token auth for scripts (first, so a missing login answers 401), session
+# auth with CSRF for the browser; one error body shape for every error (annotations.api.errors).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "annotations.api.pagination.PageNumberPagination",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotations.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "PhysReview API",
+    "DESCRIPTION": "Sessions, turns, review actions and curated snapshots. See README.md, section API.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No call-out to the public validator badge: the docs page stays offline.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"ScenarioEnum": "scenarios.models.Scenario"},
 }
 
 # --- Celery -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import ngettext
 
 _PREFIX = "physreview:login-failures"
 
@@ -76,8 +77,11 @@ def clear(*, username: str) -> None:
 
 def refusal_message(*, seconds: int) -> str:
     minutes = max(1, math.ceil(seconds / 60))
-    unit = "minute" if minutes == 1 else "minutes"
-    return f"Too many failed login attempts. Please try again in {minutes} {unit}."
+    return ngettext(
+        "Too many failed login attempts. Please try again in %(minutes)d minute.",
+        "Too many failed login attempts. Please try again in %(minutes)d minutes.",
+        minutes,
+    ) % {"minutes": minutes}
 
 
 class ThrottledLoginView(LoginView):

@@ -10,6 +10,11 @@ urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # The header's language switch posts to i18n/setlang/, which keeps the choice in a cookie.
+    path("i18n/", include("django.conf.urls.i18n")),
     path("ehr/", include("ehr.urls")),
     path("review/", include("annotations.urls")),
+    path("snapshots/", include("annotations.snapshots.urls")),  # staff download of snapshot files
+    path("results/", include("evaluation.urls")),  # leaderboard, drill-down, judge calibration
+    path("api/", include("annotations.api.urls")),  # REST API, OpenAPI schema and docs (README: API)
 ]

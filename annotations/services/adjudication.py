@@ -32,6 +32,7 @@ def adjudicate(
     decision: str | None = None,
     reject_reason: str = "",
     reason: str = "",
+    is_demo: bool = False,
 ) -> Adjudication:
     """Decide a turn in ``needs_adjudication``.
 
@@ -97,6 +98,7 @@ def adjudicate(
                 reason=reason,
                 content=tc.snapshot(turn=locked),
                 version=locked.version,
+                is_demo=is_demo,
             )
     if conflict is not None:
         raise conflict

@@ -6,10 +6,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotations.models import Assignment, TurnState
-from scenarios.models import Session, Turn
+from annotations.roles import REVIEWER
+from scenarios.models import Scenario, Session, SessionStatus, Turn
 
 
 @transaction.atomic
@@ -49,3 +52,37 @@ def distribute(
             load[pick.pk] += 1
             cursor = (order[pick.pk] + 1) % len(reviewers)
     return created
+
+
+def reviewer_pool(*, usernames: Sequence[str] | None = None) -> list[Any]:
+    """The reviewers to distribute over: the named users (in that order), or every active user in the
+    ``reviewer`` group (by username). Raises ValueError naming unknown users or users without the role."""
+    users = get_user_model().objects.filter(is_active=True)
+    if usernames is None:
+        pool = list(users.filter(groups__name=REVIEWER).distinct().order_by("username"))
+        if not pool:
+            raise ValueError(f"no active user is in the {REVIEWER!r} group")
+        return pool
+    names = [n.strip() for n in usernames if n.strip()]
+    if not names:
+        raise ValueError("no reviewer usernames given")
+    found = {u.get_username(): u for u in users.filter(username__in=names).prefetch_related("groups")}
+    if unknown := [n for n in names if n not in found]:
+        raise ValueError(f"unknown or inactive user(s): {', '.join(unknown)}")
+    if not_reviewers := [n for n in names if REVIEWER not in {g.name for g in found[n].groups.all()}]:
+        raise ValueError(f"not in the {REVIEWER!r} group: {', '.join(not_reviewers)}")
+    return [found[n] for n in dict.fromkeys(names)]
+
+
+def reviewable_sessions(*, scenarios: Sequence[str] = (), tiers: Sequence[int] = ()) -> QuerySet[Session]:
+    """Sessions that passed the quality gates, optionally of some scenarios / tiers, in a stable order."""
+    if unknown := sorted(set(scenarios) - set(Scenario.values)):
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(Scenario.values)}")
+    if bad := sorted(t for t in set(tiers) if t not in (1, 2, 3)):
+        raise ValueError(f"unknown tier(s) {', '.join(map(str, bad))}; choose from 1, 2, 3")
+    sessions = Session.objects.exclude(status=SessionStatus.REJECTED_BY_GATE)
+    if scenarios:
+        sessions = sessions.filter(scenario__in=scenarios)
+    if tiers:
+        sessions = sessions.filter(tier__in=tiers)
+    return sessions.order_by("scenario", "tier", "record_id")

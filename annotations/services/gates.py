@@ -15,7 +15,7 @@ from typing import Any
 from annotations.steps import rerun_step
 from scenarios.generation import gates
 from scenarios.generation.types import Derivation, RubricItem, SessionDraft, Step, TurnDraft
-from scenarios.models import Turn
+from scenarios.models import GoldStep, Turn
 
 TURN_GATES = (
     gates.gate_tool_results,
@@ -84,14 +84,71 @@ def _turn_draft(turn: Turn, content: dict[str, Any]) -> TurnDraft:
     )
 
 
+# Fields of the other turns the edited turn's failures depend on: the number-grounding pool of turn
+# k reads the requests, calls and derivations of the turns before it (by list position); the arc
+# gate's per-turn checks only need earlier turns to exist. Answers and rubric stay in the database.
+OTHER_FIELDS = (
+    "id",
+    "index",
+    "task_type",
+    "is_implicit",
+    "subtype",
+    "tool_source",
+    "workup_mode",
+    "request_explicit_en",
+    "request_implicit_en",
+    "request_explicit_zh",
+    "request_implicit_zh",
+    "derivations",
+)
+
+
+def _other_drafts(turn: Turn) -> list[TurnDraft]:
+    """Light drafts of the turns the gates of ``turn`` can see: those before ``turn.index + 1`` positions.
+
+    Equivalent to the full session for the failures of ``turn`` (every per-turn gate yields failures
+    for the turn it iterates; only ``gate_numbers`` reads other turns, through ``turns[: index + 1]``).
+    """
+    rows = list(turn.session.turns.exclude(pk=turn.pk).order_by("index").values(*OTHER_FIELDS))
+    position = sum(1 for r in rows if r["index"] < turn.index)
+    rows = rows[: max(turn.index, position)]  # with `turn` at `position`, positions 0..turn.index are kept
+    steps: dict[int, list[Step]] = {r["id"]: [] for r in rows}
+    calls = GoldStep.objects.filter(turn_id__in=list(steps)).order_by("turn_id", "idx")
+    for turn_id, idx, tool, arguments, observation, dependency_list in calls.values_list(
+        "turn_id", "idx", "tool", "arguments", "observation", "dependency_list"
+    ):
+        steps[turn_id].append(Step(idx, tool, arguments, observation, list(dependency_list or [])))
+    return [
+        TurnDraft(
+            index=r["index"],
+            task_type=r["task_type"],
+            kind="",
+            is_implicit=r["is_implicit"],
+            subtype=r["subtype"],
+            tool_source=r["tool_source"],
+            workup_mode=r["workup_mode"],
+            topic="",
+            entity="",
+            entities=[""],
+            request_explicit_en=r["request_explicit_en"],
+            request_implicit_en=r["request_implicit_en"],
+            request_explicit_zh=r["request_explicit_zh"],
+            request_implicit_zh=r["request_implicit_zh"],
+            answer_en="",
+            answer_zh="",
+            steps=steps[r["id"]],
+            rubric=[],
+            derivations=[_derivation(d) for d in r["derivations"] or [] if isinstance(d, dict)],
+        )
+        for r in rows
+    ]
+
+
 def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]]:
     """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``."""
-    from annotations.content import snapshot
-
     session = turn.session
-    others = session.turns.exclude(pk=turn.pk).prefetch_related("steps", "rubric_items")
-    drafts = {t.index: _turn_draft(t, snapshot(turn=t)) for t in others}
-    drafts[turn.index] = _turn_draft(turn, content)
+    drafts = _other_drafts(turn)
+    drafts.append(_turn_draft(turn, content))
     draft = SessionDraft(
         session_id=session.session_id,
         subject_id=session.subject_id,
@@ -108,6 +165,6 @@ def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]
         tier_feature="",
         session_plan=session.session_plan,
         dep_graph=session.dep_graph,
-        turns=[drafts[i] for i in sorted(drafts)],
+        turns=sorted(drafts, key=lambda t: t.index),
     )
     return [{"gate": f.gate, "message": f.message} for gate in TURN_GATES for f in gate(draft) if f.turn == turn.index]

@@ -49,6 +49,7 @@ def save_draft_review(
     reject_reason: str = "",
     reason: str = "",
     base_version: int | None = None,
+    is_demo: bool = False,
 ) -> Review:
     """Store the reviewer's unfinished work (not submitted, invisible to others).
 
@@ -77,6 +78,7 @@ def save_draft_review(
     review.proposed = tc.apply_changes(base=start, changes=proposed or {})
     review.decision, review.reject_reason, review.reason = decision, reject_reason, reason
     review.gate_warnings = turn_warnings(turn=turn, content=review.proposed)
+    review.is_demo = review.is_demo or is_demo  # made (or touched) by `manage.py demo`
     review.save()
     return review
 
@@ -90,6 +92,7 @@ def submit_review(
     reject_reason: str = "",
     proposed: dict[str, Any] | None = None,
     base_version: int,
+    is_demo: bool = False,
 ) -> tuple[Review, list[dict[str, Any]]]:
     """Submit the reviewer's decision and proposed edits; returns ``(review, gate_warnings)``.
 
@@ -110,6 +113,7 @@ def submit_review(
         reject_reason=reject_reason,
         reason=reason,
         base_version=base_version,
+        is_demo=is_demo,
     )
     with transaction.atomic():
         locked = Turn.objects.select_for_update().get(pk=turn.pk)

@@ -2,6 +2,7 @@
 
 from django import template
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 register = template.Library()
 
@@ -20,13 +21,12 @@ def sparkline(points, width: int = 140, height: int = 28):
         for t, v in values
     )
     return format_html(
-        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" aria-label="trend {} to {}">'
+        '<svg class="spark" width="{}" height="{}" viewBox="0 0 {} {}" role="img" aria-label="{}">'
         '<polyline fill="none" stroke="currentColor" stroke-width="1.5" points="{}"/></svg>',
         width,
         height,
         width,
         height,
-        lo,
-        hi,
+        gettext("trend %(low)s to %(high)s") % {"low": lo, "high": hi},
         coords,
     )

@@ -1,4 +1,6 @@
-// Keyboard flow for the review screen: j/k next/previous turn, a approve, r reject, e edit, ? help.
+// Review screens: keyboard flow (j/k next/previous turn, a approve, r reject, e edit, g guidelines, ? help), the edit
+// lease (taken when the editor opens, renewed by the #lease heartbeat, released when it closes),
+// "use A/B/mine/current" buttons that copy a value into a field, and extra new-rubric-item rows.
 (function () {
   "use strict";
   function typing(target) {
@@ -14,6 +16,13 @@
     var el = document.getElementById(id);
     if (el) { el.click(); }
   }
+  function openEditor() {
+    var panel = document.getElementById("edit-panel");
+    if (!panel) { return; }
+    panel.open = true;
+    var first = panel.querySelector("textarea");
+    if (first) { first.focus(); }
+  }
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) { return; }
     var help = document.getElementById("shortcuts");
@@ -26,13 +35,10 @@
         if (reason) { reason.focus(); }
         break;
       }
-      case "e": {
-        var panel = document.getElementById("edit-panel");
-        if (panel) {
-          panel.open = true;
-          var first = panel.querySelector("textarea");
-          if (first) { first.focus(); }
-        }
+      case "e": openEditor(); break;
+      case "g": {
+        var guidelines = document.getElementById("guidelines-panel");
+        if (guidelines) { guidelines.open = !guidelines.open; }
         break;
       }
       case "?": if (help && !help.open) { help.showModal(); } break;
@@ -40,11 +46,54 @@
     }
     event.preventDefault();
   });
+
+  // Lease: the toggle event does not bubble, so listen in the capture phase.
+  document.addEventListener("toggle", function (event) {
+    var panel = event.target;
+    if (!panel || panel.id !== "edit-panel" || !window.htmx) { return; }
+    var url = panel.open ? panel.dataset.leaseUrl : panel.dataset.releaseUrl;
+    window.htmx.ajax("POST", url, { source: panel, target: "#lease", swap: "outerHTML" });
+  }, true);
+  // Leaving the page with the editor open gives the lease back (it would expire anyway).
+  window.addEventListener("pagehide", function () {
+    var panel = document.getElementById("edit-panel");
+    var token = document.querySelector("#edit-form input[name=csrfmiddlewaretoken]");
+    if (panel && panel.open && token && navigator.sendBeacon) {
+      var data = new FormData();
+      data.append("csrfmiddlewaretoken", token.value);
+      navigator.sendBeacon(panel.dataset.releaseUrl, data);
+    }
+  });
+
   document.addEventListener("click", function (event) {
-    if (event.target && event.target.id === "help-link") {
+    var target = event.target;
+    if (!target) { return; }
+    if (target.id === "help-link") {
       event.preventDefault();
       var help = document.getElementById("shortcuts");
       if (help) { help.showModal(); }
+    } else if (target.classList && target.classList.contains("take")) {
+      var field = document.getElementById(target.dataset.target);
+      if (field) { field.value = target.dataset.value; field.focus(); }
+      var chosen = document.getElementById("adjudication-chosen");
+      if (chosen) { chosen.value = "merged"; }
+    } else if (target.id === "add-rubric") {
+      var rows = document.querySelectorAll("#rubric-rows tr.rubric-new");
+      var last = rows[rows.length - 1];
+      if (!last) { return; }
+      var copy = last.cloneNode(true);
+      var n = rows.length;
+      copy.querySelectorAll("[name], [id]").forEach(function (el) {
+        ["name", "id"].forEach(function (attr) {
+          var value = el.getAttribute(attr);
+          if (value) { el.setAttribute(attr, value.replace(/rubric-new-\d+-/, "rubric-new-" + n + "-")); }
+        });
+        if (el.tagName === "TEXTAREA") { el.value = ""; }
+        if (el.type === "checkbox") { el.checked = false; }
+      });
+      last.parentNode.insertBefore(copy, last.nextSibling);
+      var text = copy.querySelector("textarea");
+      if (text) { text.focus(); }
     }
   });
 })();

@@ -78,3 +78,40 @@ def test_duplicate_rubric_ids_are_refused(turn, adjudicator):
     rubric = snapshot(turn=turn)["rubric"]
     with pytest.raises(ValueError, match="appears twice"):
         services.save_turn_edit(turn=turn, user=adjudicator, changes={"rubric": [rubric[0], rubric[0]]}, base_version=1)
+
+
+def test_apply_flat_reads_merge_form_values(turn):
+    """Merge forms post flattened fields: texts, subtype, rubric attributes (append / drop), JSON arguments."""
+    from annotations import content as tc
+
+    base = tc.snapshot(turn=turn)
+    flat = {
+        "answer_zh": tc.parse_field("answer_zh", "新答案\r\n第二行"),
+        "subtype": tc.parse_field("subtype", ""),
+        "rubric.0.text_en": "",  # cleared → dropped
+        "rubric.1.is_safety": tc.parse_field("rubric.1.is_safety", "false"),
+        "rubric.2.text_en": "Appended item",
+        "steps.0.arguments": tc.parse_field("steps.0.arguments", '{"code": "potassium"}'),
+    }
+    merged = tc.apply_flat(base=base, flat=flat)
+    assert merged["answer_zh"] == "新答案\n第二行" and merged["subtype"] is None
+    assert [(r["id"], r["text_en"], r["is_safety"]) for r in merged["rubric"]] == [
+        (base["rubric"][1]["id"], "Does not recommend NSAIDs", False),
+        (None, "Appended item", False),
+    ]
+    assert merged["steps"][0]["arguments"] == {"code": "potassium"}
+    assert base == tc.snapshot(turn=turn)  # the base is not modified
+
+
+def test_apply_flat_names_bad_fields(turn):
+    from annotations import content as tc
+
+    base = tc.snapshot(turn=turn)
+    with pytest.raises(tc.InvalidContent, match=r"steps\.0\.arguments: not valid JSON"):
+        tc.parse_field("steps.0.arguments", "{nope")
+    with pytest.raises(tc.InvalidContent, match=r"unknown field 'rubric\.0\.colour'"):
+        tc.apply_flat(base=base, flat={"rubric.0.colour": "red"})
+    with pytest.raises(tc.InvalidContent, match="the turn has no step 9"):
+        tc.apply_flat(base=base, flat={"steps.9.arguments": {}})
+    with pytest.raises(tc.InvalidContent, match="subtype"):
+        tc.apply_flat(base=base, flat={"subtype": "XX"})

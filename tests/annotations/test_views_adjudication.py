@@ -140,3 +140,32 @@ def test_turn_not_awaiting_adjudication(client, turn, adjudicator):
     response = client.post(_url(turn), {"chosen": "a", "base_version": turn.version})
     assert response.status_code == 200 and "banner-error" in response.text
     assert client.post(_url(turn), {"chosen": "a"}).status_code == 404  # base_version missing
+
+
+def test_merge_field_by_field(client, disputed, adjudicator):
+    """The merge form offers review B's value for the field B changed; taking it posts chosen=merged."""
+    client.force_login(adjudicator)
+    response = client.get(_url(disputed))
+    (answer_zh,) = [f for f in response.context["editor"]["answers"] if f["name"] == "answer_zh"]
+    assert answer_zh["takes"] == {"B": NEW_ZH}
+    assert f'data-value="{NEW_ZH}"' in response.text and 'id="adjudication-chosen"' in response.text
+    current = snapshot(turn=disputed)
+    data = {
+        "chosen": "merged",
+        "base_version": 1,
+        "answer_zh": NEW_ZH,  # taken from B
+        "orig-answer_zh": current["answer_zh"],
+        "answer_en": current["answer_en"] + " Recheck tomorrow.",  # then edited
+        "orig-answer_en": current["answer_en"],
+        "rubric-0-key": str(current["rubric"][0]["id"]),
+        "rubric-0-orig-is_safety": "0",
+        "rubric-0-is_safety": "1",
+    }
+    response = client.post(_url(disputed), data)
+    assert response.status_code == 200 and "banner-ok" in response.text
+    disputed.refresh_from_db()
+    assert disputed.status == TurnState.APPROVED
+    final = snapshot(turn=disputed)
+    assert final["answer_zh"] == NEW_ZH and final["answer_en"].endswith("Recheck tomorrow.")
+    assert final["rubric"][0]["is_safety"] is True
+    assert Adjudication.objects.get(turn=disputed).chosen == "merged"

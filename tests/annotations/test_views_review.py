@@ -198,9 +198,41 @@ def test_review_screen_query_count_is_constant(client, reviewers, django_assert_
     with django_assert_max_num_queries(30) as captured:
         assert client.get(_turn_url(turn)).status_code == 200
     baseline = len(captured)
-    # More comments, reviews and steps do not add queries.
+    # More comments, reviews, steps and rubric items, a draft in the editor and a lease do not add queries.
     for i in range(5):
         Comment.objects.create(turn=turn, author=reviewers[0], text=f"c{i}")
         turn.steps.create(idx=10 + i, tool="Observation.search", arguments={}, observation={"resourceType": "Bundle"})
+        turn.rubric_items.create(idx=10 + i, text_en=f"item {i}", text_zh=f"条目 {i}")
+    turn.refresh_from_db()
+    services.save_draft_review(turn=turn, reviewer=reviewers[0], proposed={"answer_en": "Draft."})
+    services.acquire_lease(turn=turn, user=admin_user)
     with django_assert_max_num_queries(baseline):
+        response = client.get(_turn_url(turn))
+        assert response.status_code == 200
+    assert 'id="edit-form"' in response.text and "item 4" in response.text and "being edited by boss" in response.text
+
+
+def test_direct_editor_query_count_is_constant(client, adjudicator, django_assert_max_num_queries):
+    small = complete_session()
+    turn = small.turns.get(index=3)
+    client.force_login(adjudicator)
+    client.get(_turn_url(turn))
+    with django_assert_max_num_queries(30) as captured:
         assert client.get(_turn_url(turn)).status_code == 200
+    baseline = len(captured)
+    for i in range(5):
+        turn.steps.create(idx=10 + i, tool="Observation.search", arguments={"code": i}, observation={})
+        turn.rubric_items.create(idx=10 + i, text_en=f"item {i}", text_zh=f"条目 {i}", is_safety=True)
+    with django_assert_max_num_queries(baseline):
+        response = client.get(_turn_url(turn))
+        assert response.status_code == 200 and 'id="save-edit"' in response.text
+
+
+def test_review_screen_has_the_guidelines_panel(client, turn, reviewers):
+    from annotations.models import Guideline
+
+    Guideline.objects.create(language="en", title="How to review", body_markdown="Check the **dose**.")
+    client.force_login(reviewers[0])
+    response = client.get(_turn_url(turn))
+    assert response.status_code == 200 and response.context["guideline"].title == "How to review"
+    assert 'id="guidelines-panel"' in response.text and "How to review" in response.text

@@ -1,0 +1,241 @@
+"""HTMX actions on the review screen: approve, reject, comment, edit (draft or direct), merge.
+
+Each answers with the re-rendered actions panel, status 200 even for errors and conflicts (htmx 2
+does not swap 4xx responses), carrying a banner. Assigned reviewers edit their blind draft
+(services.save_draft_review / submit_review); adjudicators and admins who are not reviewers of the
+session edit the turn itself (services.save_turn_edit / merge).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import prefetch_related_objects
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotations import content as tc
+from annotations import services
+from annotations.models import Comment, Decision, Review
+from annotations.roles import is_adjudicator
+from annotations.services.reviews import is_assigned
+from annotations.steps import rerun_step
+from annotations.views.common import posted_version, turn_for
+from annotations.views.editor_form import changes_from_post, merged_from_post
+from annotations.views.panel import render_actions
+from scenarios.models import Turn
+
+ERRORS = (services.PermissionDenied, services.InvalidState, ValueError)
+
+
+def _reviewer_conflict(turn: Turn, user: Any, conflict: services.Conflict) -> services.Conflict:
+    """Keep only the fields the reviewer changed: the rest of their proposal is the old base, and
+    offering it for merging would undo someone else's edit."""
+    review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
+    if review is not None:
+        mine = {name for name, _old, _new in tc.changed_fields(before=review.base_content, after=review.proposed)}
+        conflict.diffs = [d for d in conflict.diffs if d.field in mine]
+    return conflict
+
+
+def _submit(request: HttpRequest, turn: Turn, *, base_version: int, **kwargs: Any) -> HttpResponse:
+    try:
+        _review, warnings = services.submit_review(
+            turn=turn, reviewer=request.user, base_version=base_version, **kwargs
+        )
+    except services.Conflict as conflict:
+        conflict = _reviewer_conflict(turn, request.user, conflict)
+        return render_actions(
+            request,
+            turn,
+            error=str(conflict),
+            conflict=conflict,
+            resubmit={k: kwargs.get(k, "") for k in ("decision", "reject_reason", "reason")},
+        )
+    except ERRORS as exc:
+        return render_actions(request, turn, error=str(exc))
+    return render_actions(request, turn, message=_("Review submitted."), warnings=warnings)
+
+
+@login_required
+@require_POST
+def approve(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = turn_for(request, pk)
+    return _submit(
+        request,
+        turn,
+        base_version=posted_version(request),
+        decision=Decision.APPROVE,
+        reason=request.POST.get("reason", ""),
+    )
+
+
+@login_required
+@require_POST
+def reject(request: HttpRequest, pk: int) -> HttpResponse:
+    turn = turn_for(request, pk)
+    return _submit(
+        request,
+        turn,
+        base_version=posted_version(request),
+        decision=Decision.REJECT,
+        reject_reason=request.POST.get("reject_reason", ""),
+        reason=request.POST.get("reason", ""),
+    )
+
+
+@login_required
+@require_POST
+def comment(request: HttpRequest, pk: int) -> HttpResponse:
+    """Answers with the comments block only, so an open editor keeps its unsaved text."""
+    turn = turn_for(request, pk, light=True)
+    context: dict[str, Any] = {"turn": turn}
+    try:
+        services.add_comment(turn=turn, author=request.user, text=request.POST.get("text", ""))
+        context["comment_message"] = _("Comment added.")
+    except (services.PermissionDenied, ValueError) as exc:
+        context["comment_error"] = str(exc)
+    context["comments"] = list(Comment.objects.filter(turn=turn).select_related("author"))
+    return render(request, "annotations/_comments.html", context)
+
+
+def _draft_start(turn: Turn, review: Review | None, base_version: int) -> dict[str, Any]:
+    """The content save_draft_review lays a change set over (mirrors its rebase rule)."""
+    current = tc.snapshot(turn=turn)
+    if review is None:
+        return current
+    if base_version != review.base_version:
+        return tc.apply_changes(
+            base=current, changes=tc.changes_between(base=review.base_content, proposed=review.proposed)
+        )
+    return review.proposed or review.base_content
+
+
+def _previews(turn: Turn, proposed: dict[str, Any]) -> list[dict[str, Any]]:
+    """Re-executed observations of the steps whose arguments the draft changes (not stored)."""
+    stored = {s.idx: s for s in turn.steps.all()}
+    out = []
+    for step in proposed.get("steps", []):
+        row = stored.get(step["idx"])
+        if row is not None and step["arguments"] != row.arguments:
+            observation = rerun_step(session=turn.session, tool=row.tool, arguments=step["arguments"])
+            out.append({"idx": row.idx, "tool": row.tool, "arguments": step["arguments"], "observation": observation})
+    return out
+
+
+def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResponse:
+    if not request.POST.get("submit_edit"):
+        # A draft save leaves the turn as it is: read its steps and rubric once for the five places
+        # that snapshot it (form start, service, gates, previews, panel), not two queries each.
+        prefetch_related_objects([turn], "steps", "rubric_items")
+    review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
+    changes = changes_from_post(request.POST, start=_draft_start(turn, review, base_version))
+    if request.POST.get("submit_edit"):
+        return _submit(request, turn, base_version=base_version, decision=Decision.APPROVE, proposed=changes)
+    review = services.save_draft_review(turn=turn, reviewer=request.user, proposed=changes, base_version=base_version)
+    return render_actions(
+        request,
+        turn,
+        my_review=review,
+        review_known=True,
+        assigned=True,
+        editor_open=True,
+        message=_("Draft saved."),
+        warnings=review.gate_warnings,
+        previews=_previews(turn, review.proposed),
+    )
+
+
+def _edit_turn(request: HttpRequest, turn: Turn, base_version: int) -> HttpResponse:
+    changes = changes_from_post(request.POST, start=tc.snapshot(turn=turn))
+    if not changes:
+        return render_actions(request, turn, editor_open=True, message=_("Nothing changed."))
+    try:
+        turn, revisions, warnings = services.save_turn_edit(
+            turn=turn,
+            user=request.user,
+            changes=changes,
+            base_version=base_version,
+            reason=request.POST.get("reason", ""),
+        )
+    except services.Conflict as conflict:
+        return render_actions(request, turn, error=str(conflict), conflict=conflict)
+    message = _("Saved as version %(version)s (%(n)s field(s) changed).") % {
+        "version": turn.version,
+        "n": len(revisions),
+    }
+    # content.write re-executed the calls whose arguments changed: show what they returned.
+    rerun = {int(r.field.split(".")[1]) for r in revisions if r.field.startswith("steps.")}
+    previews = [
+        {"idx": s.idx, "tool": s.tool, "arguments": s.arguments, "observation": s.observation}
+        for s in turn.steps.filter(idx__in=rerun).order_by("idx")
+    ]
+    return render_actions(request, turn, message=message, warnings=warnings, previews=previews, saved=True)
+
+
+@login_required
+@require_POST
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Reviewers: save the draft (gate warnings and re-executed calls shown) or submit it with an
+    approval. Adjudicators/admins not assigned: save the edit to the turn (a new version)."""
+    turn = turn_for(request, pk)
+    base_version = posted_version(request)
+    try:
+        if is_assigned(turn=turn, user=request.user):
+            return _edit_draft(request, turn, base_version)
+        if is_adjudicator(request.user):
+            return _edit_turn(request, turn, base_version)
+        raise services.PermissionDenied(_("you may not edit this turn"))
+    except ERRORS as exc:
+        return render_actions(request, turn, editor_open=True, error=str(exc))
+
+
+@login_required
+@require_POST
+def merge(request: HttpRequest, pk: int) -> HttpResponse:
+    """Save the merge form of a conflict on top of the version it reported (``base_version``).
+
+    Direct edits go through services.merge (the user's conflict revisions are marked resolved).
+    A reviewer's draft is rebased onto the current content with the merged fields, then resubmitted
+    with the decision of the submission that conflicted, if there was one.
+    """
+    turn = turn_for(request, pk)
+    base_version = posted_version(request)
+    try:
+        merged = merged_from_post(request.POST, base=tc.snapshot(turn=turn))
+        if is_assigned(turn=turn, user=request.user):
+            review = services.save_draft_review(
+                turn=turn, reviewer=request.user, proposed=merged, base_version=base_version
+            )
+            decision = request.POST.get("decision", "")
+            if decision in (Decision.APPROVE, Decision.REJECT):
+                return _submit(
+                    request,
+                    turn,
+                    base_version=base_version,
+                    decision=decision,
+                    reject_reason=request.POST.get("reject_reason", ""),
+                    reason=request.POST.get("reason", ""),
+                )
+            return render_actions(
+                request, turn, my_review=review, message=_("Merged into your draft."), warnings=review.gate_warnings
+            )
+        if not is_adjudicator(request.user):
+            raise services.PermissionDenied(_("you may not edit this turn"))
+        current = tc.snapshot(turn=turn)
+        turn, _revisions, warnings = services.merge(
+            turn=turn,
+            user=request.user,
+            changes=tc.changes_between(base=current, proposed=merged),
+            base_version=base_version,
+        )
+    except services.Conflict as conflict:
+        return render_actions(request, turn, error=str(conflict), conflict=conflict)
+    except ERRORS as exc:
+        return render_actions(request, turn, editor_open=True, error=str(exc))
+    return render_actions(
+        request, turn, message=_("Merged: the turn is at version %(v)s.") % {"v": turn.version}, warnings=warnings
+    )

@@ -1,0 +1,80 @@
+"""The actions panel (decision, editor, lease, conflict/merge, comments) and its context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from annotations import content as tc
+from annotations import services
+from annotations.models import Comment, Lease, RejectReason, Review
+from annotations.roles import is_adjudicator
+from annotations.services.reviews import is_assigned
+from annotations.views.editor_form import editor_fields
+from scenarios.models import Turn
+
+
+def lease_context(*, turn: Turn, user: Any, lease: Lease | bool | None = False) -> dict[str, Any]:
+    """``lease_state``: ``mine`` (renewed by a heartbeat), ``other`` (someone else's live lease) or ``none``."""
+    if lease is False:
+        lease = Lease.objects.select_related("holder").filter(turn=turn).first()
+    if lease is None or not lease.live(now=timezone.now()):
+        return {"lease": None, "lease_state": "none"}
+    return {"lease": lease, "lease_state": "mine" if lease.holder_id == user.pk else "other"}
+
+
+def actions_context(
+    request: HttpRequest,
+    turn: Turn,
+    *,
+    my_review: Review | None = None,
+    editor_open: bool = False,
+    assigned: bool | None = None,
+    review_known: bool = False,
+    **extra: Any,
+) -> dict[str, Any]:
+    """``assigned``: whether the user reviews the turn's session, when the caller already knows it;
+    ``review_known``: ``my_review`` is the user's review as read by the caller (None: they have none)."""
+    user = request.user
+    can_review = is_assigned(turn=turn, user=user) if assigned is None else assigned
+    if my_review is None and can_review and not review_known:
+        my_review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
+    current = tc.snapshot(turn=turn)
+    drafting = bool(can_review and my_review and my_review.proposed and not my_review.submitted)
+    shown = my_review.proposed if drafting else current
+    base_version = my_review.base_version if (can_review and my_review) else turn.version
+    # Adjudicators and admins who are not reviewers of the session edit the turn itself.
+    direct_edit = not can_review and is_adjudicator(user)
+    editable = direct_edit or (can_review and not (my_review and my_review.submitted))
+    wants_open = editor_open or bool(extra.get("conflict") or extra.get("warnings") or extra.get("previews"))
+    context = {
+        "turn": turn,
+        "can_review": can_review,
+        "direct_edit": direct_edit,
+        "my_review": my_review,
+        "editor": editor_fields(shown),
+        "editor_base_version": base_version,
+        "stale_draft": drafting and base_version != turn.version,
+        "editor_open": editable and wants_open,
+        "reject_reasons": RejectReason.choices,
+        "comments": list(Comment.objects.filter(turn=turn).select_related("author")),
+        **extra,
+    }
+    if "lease_state" not in context:
+        context.update(lease_context(turn=turn, user=user))
+    # An editor that comes back open (warnings, conflict, error) keeps its lease: take it on load, renew it.
+    context["lease_trigger"] = "load, every 30s" if context["editor_open"] else ""
+    return context
+
+
+def render_actions(request: HttpRequest, turn: Turn, **extra: Any) -> HttpResponse:
+    """The re-rendered panel; a panel that comes back with the editor closed gives up the lease."""
+    turn.refresh_from_db(fields=["status", "version"])
+    context = actions_context(request, turn, **extra)
+    if not context["editor_open"] and context["lease_state"] == "mine":
+        services.release(turn=turn, user=request.user)
+        context.update(lease=None, lease_state="none")
+    return render(request, "annotations/_actions.html", context)

@@ -1,0 +1,77 @@
+"""ServerTimingMiddleware: ``Server-Timing: app;dur=<ms>, cpu;dur=<ms>`` on every response (time inside Django)."""
+
+import re
+import time
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from physreview.middleware import ServerTimingMiddleware
+
+METRICS = re.compile(r"(?:^|, )app;dur=(\d+\.\d), cpu;dur=(\d+\.\d)$")
+
+
+def _timings(response) -> tuple[float, float]:
+    match = METRICS.search(response["Server-Timing"])
+    assert match, response["Server-Timing"]
+    return float(match.group(1)), float(match.group(2))
+
+
+def test_is_the_outermost_middleware():
+    assert settings.MIDDLEWARE[0] == "physreview.middleware.ServerTimingMiddleware"
+
+
+def test_duration_covers_the_wrapped_layers():
+    def slow_view(request):
+        time.sleep(0.03)
+        return HttpResponse("ok")
+
+    response = ServerTimingMiddleware(slow_view)(RequestFactory().get("/"))
+    wall, cpu = _timings(response)
+    assert 30 <= wall < 1000
+    assert cpu < 25  # sleeping is not CPU time
+
+
+def test_cpu_time_counts_work_done():
+    def busy_view(request):
+        deadline = time.thread_time() + 0.03
+        while time.thread_time() < deadline:
+            pass
+        return HttpResponse("ok")
+
+    wall, cpu = _timings(ServerTimingMiddleware(busy_view)(RequestFactory().get("/")))
+    assert 30 <= cpu <= wall + 1
+
+
+def test_keeps_metrics_set_by_inner_layers():
+    def view(request):
+        response = HttpResponse("ok")
+        response["Server-Timing"] = 'db;dur=1.5;desc="queries"'
+        return response
+
+    response = ServerTimingMiddleware(view)(RequestFactory().get("/"))
+    assert response["Server-Timing"].startswith('db;dur=1.5;desc="queries", app;dur=')
+    _timings(response)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "logged_in", "status"),
+    [
+        ("/review/", False, 302),  # login redirect
+        ("/accounts/login/", False, 200),
+        ("/review/", True, 200),
+        ("/review/turns/999999/", True, 404),
+        ("/static/css/app.css", False, 200),  # served by WhiteNoise, which answers before the view layer
+    ],
+)
+def test_every_response_through_the_stack_has_the_header(client, path, logged_in, status):
+    if logged_in:
+        client.force_login(get_user_model().objects.create_user(username="timed", password="x"))
+    response = client.get(path)
+    assert response.status_code == status
+    wall, cpu = _timings(response)
+    assert wall >= 0 and cpu >= 0
