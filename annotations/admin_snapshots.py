@@ -1,0 +1,161 @@
+"""Snapshot admin: read-only list and pages, a "Create snapshot" form, live progress, file downloads.
+
+Registered from ``annotations/admin.py`` (one import). Creating runs ``request_snapshot``: the row is
+made at once and the Celery task ``build_snapshot_task`` builds it; the change page polls the
+progress with htmx until the snapshot is ready or failed.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from annotations.models import Snapshot, SnapshotStatus
+from annotations.roles import is_admin
+from annotations.snapshots import card, services
+from annotations.snapshots.errors import SnapshotError
+from annotations.snapshots.selectors import SIDE_FILES, file_names
+from scenarios.models import Scenario
+
+
+class CreateSnapshotForm(forms.Form):
+    scenarios = forms.MultipleChoiceField(
+        choices=Scenario.choices, required=False, widget=forms.CheckboxSelectMultiple, help_text="none = all"
+    )
+    tiers = forms.TypedMultipleChoiceField(
+        choices=[(1, "L1"), (2, "L2"), (3, "L3")],
+        coerce=int,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="none = all",
+    )
+    language = forms.ChoiceField(choices=[("both", "English and Chinese"), ("en", "English"), ("zh", "Chinese")])
+    ehr_provenance = forms.ChoiceField(
+        choices=[(p, p) for p in card.PROVENANCE],
+        initial="undeclared",
+        label="EHR provenance",
+        help_text="what the EHR store behind generated sessions holds (data-use note of the card)",
+    )
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(admin.ModelAdmin):
+    list_display = ("label", "status", "created", "created_by", "sessions", "short_sha")
+    list_filter = ("status",)
+    change_list_template = "admin/annotations/snapshot/change_list.html"
+    change_form_template = "admin/annotations/snapshot/change_form.html"
+    fields = (
+        "label",
+        "status",
+        "error",
+        "created_by",
+        "created",
+        "finished",
+        "filters",
+        "review_state",
+        "content_sha256",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="sessions")
+    def sessions(self, obj: Snapshot) -> int | str:
+        return (obj.manifest or {}).get("counts", {}).get("sessions", "—")
+
+    @admin.display(description="content sha256")
+    def short_sha(self, obj: Snapshot) -> str:
+        return obj.content_sha256[:12]
+
+    # Immutable: nothing is added through the add form, changed or deleted.
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+
+        def wrap(view):
+            wrapper = self.admin_site.admin_view(view)
+            wrapper.model_admin = self  # as Django's own admin URLs do
+            return wrapper
+
+        return [
+            path("create/", wrap(self.create_view), name="{}_{}_create".format(*info)),
+            path("<path:object_id>/progress/", wrap(self.progress_view), name="{}_{}_progress".format(*info)),
+            *super().get_urls(),
+        ]
+
+    def _files(self, snapshot: Snapshot) -> list[dict]:
+        names = [*file_names(snapshot=snapshot), *SIDE_FILES]
+        by_name = {f["name"]: f for f in (snapshot.manifest or {}).get("files", [])}
+        return [
+            {
+                **by_name.get(name, {"name": name}),
+                "url": reverse("snapshots:download", kwargs={"label": snapshot.label, "name": name}),
+            }
+            for name in names
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        snapshot = get_object_or_404(Snapshot, pk=object_id)
+        extra = {
+            "snapshot": snapshot,
+            "files": self._files(snapshot) if snapshot.status == SnapshotStatus.READY else [],
+            "progress_url": reverse("admin:annotations_snapshot_progress", args=[snapshot.pk]),
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
+
+    def progress_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The progress box (htmx partial); it stops polling once the snapshot is ready or failed."""
+        snapshot = get_object_or_404(Snapshot, pk=object_id)
+        if not self.has_view_permission(request, snapshot):
+            raise PermissionDenied
+        context = {
+            "snapshot": snapshot,
+            "progress_url": reverse("admin:annotations_snapshot_progress", args=[snapshot.pk]),
+        }
+        response = TemplateResponse(request, "admin/annotations/snapshot/_progress.html", context)
+        if snapshot.status != SnapshotStatus.BUILDING and request.headers.get("HX-Request"):
+            # Finished while the page was open: reload it to show the files and the card.
+            response["HX-Refresh"] = "true"
+        return response
+
+    def create_view(self, request: HttpRequest) -> HttpResponse:
+        if not is_admin(request.user):
+            raise PermissionDenied
+        form = CreateSnapshotForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                snapshot = services.request_snapshot(
+                    user=request.user,
+                    scenarios=data["scenarios"],
+                    tiers=data["tiers"],
+                    languages=["en", "zh"] if data["language"] == "both" else [data["language"]],
+                    ehr_provenance=data["ehr_provenance"],
+                )
+            except SnapshotError as exc:
+                form.add_error(None, str(exc))
+            except Exception as exc:  # the in-process build failed; the snapshot row says why
+                self.message_user(request, f"Snapshot build failed: {exc}", messages.ERROR)
+                latest = Snapshot.objects.order_by("-version").first()
+                return redirect("admin:annotations_snapshot_change", latest.pk) if latest else redirect(request.path)
+            else:
+                self.message_user(request, f"Snapshot {snapshot.label} started.", messages.SUCCESS)
+                return redirect("admin:annotations_snapshot_change", snapshot.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Create snapshot",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/annotations/snapshot/create.html", context)

@@ -1,0 +1,134 @@
+"""Snapshot endpoints: list, detail (``vN`` or ``latest``), file downloads and creation.
+
+Adjudicators and admins only (403 for reviewers): a snapshot holds every curated session, while a
+reviewer may see only the sessions assigned to them. Creation goes through
+:func:`annotations.snapshots.services.request_snapshot` like the admin action: the row is created at
+once and built by the Celery task (in-process without a broker, so then it is ready on return).
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import FileResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, renderers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotations.api import serializers as s
+from annotations.api.permissions import IsAdjudicatorOrAdmin
+from annotations.api.views import error_responses
+from annotations.models import Snapshot
+from annotations.snapshots import selectors as snapshot_selectors
+from annotations.snapshots import services as snapshot_services
+from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
+
+
+class BinaryRenderer(renderers.BaseRenderer):
+    """Lets a client ask for ``application/octet-stream``; an error body is still JSON."""
+
+    media_type = "application/octet-stream"
+    format = "bin"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, bytes):
+            return data
+        return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+LABEL_PARAM = OpenApiParameter(
+    "label", OpenApiTypes.STR, OpenApiParameter.PATH, description="vN, or latest (the newest ready snapshot)"
+)
+SNAPSHOT_ERRORS = error_responses(401, 403, 404)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="Snapshots, newest first", responses={200: s.SnapshotSerializer, **error_responses(400, 401, 403)}
+    ),
+    retrieve=extend_schema(
+        summary="One snapshot: manifest, checksums and dataset card",
+        parameters=[LABEL_PARAM],
+        responses={200: s.SnapshotDetailSerializer, **SNAPSHOT_ERRORS},
+    ),
+)
+class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    permission_classes = [IsAuthenticated, IsAdjudicatorOrAdmin]
+    lookup_field = "label"
+    lookup_value_regex = r"v[0-9]+|latest"
+    filterset_fields = ["status"]
+
+    def get_queryset(self):
+        return Snapshot.objects.select_related("created_by").order_by("-version")
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return s.SnapshotCreateSerializer
+        return s.SnapshotSerializer if self.action == "list" else s.SnapshotDetailSerializer
+
+    def get_object(self) -> Snapshot:
+        label = self.kwargs["label"]
+        try:
+            if label == "latest":
+                snapshot = snapshot_selectors.get_snapshot(ref="latest")
+            else:
+                snapshot = self.get_queryset().get(label=label)
+        except (Snapshot.DoesNotExist, UnknownSnapshot) as exc:
+            raise NotFound(f"no snapshot {label}" if isinstance(exc, Snapshot.DoesNotExist) else str(exc)) from None
+        self.check_object_permissions(self.request, snapshot)
+        return snapshot
+
+    @extend_schema(
+        summary="Make a snapshot of the curated set (adjudicators and admins)",
+        request=s.SnapshotCreateSerializer,
+        responses={
+            201: OpenApiResponse(s.SnapshotDetailSerializer, description="created; status tells building/ready"),
+            **error_responses(400, 401, 403),
+        },
+    )
+    def create(self, request: Request) -> Response:
+        body = s.SnapshotCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            snapshot = snapshot_services.request_snapshot(
+                user=request.user,
+                scenarios=data.get("scenarios"),
+                tiers=data.get("tiers"),
+                languages=data.get("languages"),
+                ehr_provenance=data["ehr_provenance"],
+            )
+        except SnapshotError as exc:
+            raise ValidationError({"non_field_errors": [str(exc)]}) from exc
+        snapshot.refresh_from_db()
+        serializer = s.SnapshotDetailSerializer(snapshot, context=self.get_serializer_context())
+        location = request.build_absolute_uri(reverse("api:snapshot-detail", kwargs={"label": snapshot.label}))
+        return Response(serializer.data, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+    @extend_schema(
+        summary="Download one file of a ready snapshot (data files, card.md, manifest.json, SHA256SUMS)",
+        parameters=[LABEL_PARAM, OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH)],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **SNAPSHOT_ERRORS},
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path=r"files/(?P<name>[^/]+)",
+        url_name="file",
+        renderer_classes=[renderers.JSONRenderer, BinaryRenderer],
+    )
+    def file(self, request: Request, label: str | None = None, name: str | None = None) -> FileResponse:
+        snapshot = self.get_object()
+        try:
+            path = snapshot_selectors.snapshot_file_path(snapshot=snapshot, name=name)
+        except SnapshotError as exc:
+            raise NotFound(str(exc)) from None
+        return FileResponse(path.open("rb"), as_attachment=True, filename=name, content_type="application/octet-stream")

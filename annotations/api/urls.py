@@ -1,0 +1,24 @@
+"""API routes, mounted at ``/api/`` by physreview.urls (namespace ``api``)."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from annotations.api import snapshots, views
+
+app_name = "api"
+
+router = DefaultRouter(trailing_slash=True)
+router.include_format_suffixes = False
+router.register("sessions", views.SessionViewSet, basename="session")
+router.register("turns", views.TurnViewSet, basename="turn")
+router.register("snapshots", snapshots.SnapshotViewSet, basename="snapshot")
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI only: drf-spectacular's Redoc page pulls Google Fonts, and the docs must work offline.
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    *router.urls,
+    # Unnamed on purpose: a name would reverse to "/api/" (the root), not to this catch-all.
+    re_path(r"^.*$", views.NotFoundView.as_view()),
+]

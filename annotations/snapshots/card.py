@@ -1,0 +1,179 @@
+"""The dataset card (markdown) written with every snapshot.
+
+Counts come from the frozen items (what the files hold); reviewer names and agreement statistics come
+from the submitted reviews of the frozen turns; generation backends and models from each session's run
+and generation report. The data-use note tells per session source which terms bind the content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from annotations import agreement
+from annotations.models import Review, Snapshot
+from scenarios.models import Scenario, TaskType
+
+# Who may use what. Imported records are PhysAssistBench's (MIMIC-IV derived); generated sessions are
+# derived from whatever EHR store they were generated from, which the snapshot's maker declares.
+PROVENANCE = ("mimic", "synthetic", "undeclared")
+MIMIC_NOTE = (
+    "derived from MIMIC-IV: bound by the PhysioNet Credentialed Health Data Use Agreement "
+    "(credentialed access only; no re-identification; no sharing with non-credentialed people)"
+)
+SYNTHETIC_NOTE = (
+    "derived from a synthetic cohort (`synth_ehr`, the bundled demo cohort): not bound by the PhysioNet DUA"
+)
+UNDECLARED_NOTE = (
+    "derived from the local EHR store, whose origin was not declared (`--ehr-provenance`): treat it as "
+    "MIMIC-derived, i.e. bound by the PhysioNet Credentialed Health Data Use Agreement"
+)
+
+
+def data_use(*, source: str, ehr_provenance: str) -> str:
+    if source == "imported" or ehr_provenance == "mimic":
+        return MIMIC_NOTE
+    return SYNTHETIC_NOTE if ehr_provenance == "synthetic" else UNDECLARED_NOTE
+
+
+def collect(items: Iterable[Any]) -> dict[str, Any]:
+    """Counts over frozen items (objects with scenario, tier, source, record_json, review)."""
+    grid: Counter[tuple[str, int]] = Counter()
+    task_types: Counter[str] = Counter()
+    subtypes: Counter[str] = Counter()
+    tool_sources: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
+    generation: Counter[str] = Counter()
+    turn_pks: list[int] = []
+    sessions = turns = 0
+    for item in items:
+        record = json.loads(item.record_json)
+        sessions += 1
+        grid[(item.scenario, item.tier)] += 1
+        sources[item.source] += 1
+        for label, subtype, tool_source in zip(
+            record["task_types"], record["turn_subtypes"], record["tool_sources"], strict=True
+        ):
+            turns += 1
+            task_types[label] += 1
+            subtypes[subtype or "none (explicit)"] += 1
+            tool_sources[tool_source] += 1
+        gen = item.review.get("generation") or {}
+        models = ", ".join(f"{k}={v}" for k, v in sorted((gen.get("models") or {}).items())) or "—"
+        generation[f"{gen.get('backend') or 'not recorded'}\t{models}"] += 1
+        turn_pks += [t["turn_pk"] for t in item.review.get("turns", [])]
+    return {
+        "sessions": sessions,
+        "turns": turns,
+        "grid": {f"{s}|{t}": n for (s, t), n in sorted(grid.items())},
+        "task_types": dict(sorted(task_types.items())),
+        "subtypes": dict(sorted(subtypes.items())),
+        "tool_sources": dict(sorted(tool_sources.items())),
+        "sources": dict(sorted(sources.items())),
+        "generation": dict(sorted(generation.items())),
+        "turn_pks": turn_pks,
+    }
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _agreement_lines(turn_pks: list[int]) -> list[str]:
+    reviews = list(
+        Review.objects.filter(turn_id__in=turn_pks, submitted_at__isnull=False)
+        .select_related("reviewer")
+        .order_by("turn_id", "pk")
+    )
+    if not reviews:
+        return ["No submitted reviews of these turns (nothing to measure agreement on)."]
+    reviewers = Counter(r.reviewer.get_username() for r in reviews)
+    decisions, rubric = agreement.ratings_from_reviews(reviews)
+    fmt = agreement.format_statistic
+    lines = ["Reviewers (turns reviewed): " + ", ".join(f"{u} ({n})" for u, n in sorted(reviewers.items())), ""]
+    pairs = agreement.pairwise(decisions)
+    if pairs:
+        lines += _table(
+            ["reviewer pair", "turns both reviewed", "% agreement (decision)", "Cohen's κ"],
+            [[f"{p.rater_a} / {p.rater_b}", p.n, fmt(p.percent, percent=True), fmt(p.kappa)] for p in pairs],
+        )
+        lines.append("")
+    lines.append(
+        f"Krippendorff's α (nominal): decisions {fmt(agreement.krippendorff_alpha_nominal(decisions))}, "
+        f"rubric keep/drop {fmt(agreement.krippendorff_alpha_nominal(rubric))}."
+    )
+    return lines
+
+
+def render(*, snapshot: Snapshot, stats: dict[str, Any]) -> str:
+    filters = snapshot.filters or {}
+    provenance = filters.get("ehr_provenance", "undeclared")
+    who = snapshot.created_by.get_username() if snapshot.created_by else "unknown"
+    lines = [
+        f"# PhysReview curated set {snapshot.label}",
+        "",
+        f"Made by {who} on {snapshot.created:%Y-%m-%d %H:%M} UTC. "
+        f"Filters: scenarios {', '.join(filters.get('scenarios') or []) or 'all'}; "
+        f"tiers {', '.join(map(str, filters.get('tiers') or [])) or 'all'}; "
+        f"languages {', '.join(filters.get('languages') or [])}.",
+        "",
+        f"{stats['sessions']} sessions, {stats['turns']} turns; every turn finally approved in physician review.",
+        "",
+        "## Sessions per scenario × tier",
+        "",
+    ]
+    grid = stats["grid"]
+    rows = []
+    for scenario in Scenario.values:
+        cells = [grid.get(f"{scenario}|{t}", 0) for t in (1, 2, 3)]
+        rows.append([scenario, *cells, sum(cells)])
+    rows.append(["total", *[sum(r[t] for r in rows) for t in (1, 2, 3)], stats["sessions"]])
+    lines += _table(["scenario", "L1", "L2", "L3", "total"], rows)
+    labels = dict(TaskType.choices)
+    lines += ["", "## Turns", ""]
+    lines += _table(
+        ["task type", "turns"],
+        [[f"{label} ({code})", stats["task_types"].get(label, 0)] for code, label in labels.items()],
+    )
+    lines.append("")
+    lines += _table(["implicit subtype", "turns"], [[k, v] for k, v in stats["subtypes"].items()])
+    lines.append("")
+    lines += _table(["tool source", "turns"], [[k, v] for k, v in stats["tool_sources"].items()])
+    lines += [
+        "",
+        "## Languages",
+        "",
+        "PhysAssistBench files carry English and Chinese (the format requires both). Flat rows (turns.jsonl, "
+        f"turns.parquet): one per turn and language, for {', '.join(filters.get('languages') or [])}.",
+        "",
+        "## Review",
+        "",
+        *_agreement_lines(stats["turn_pks"]),
+        "",
+        f"Review state at freeze time: {json.dumps(snapshot.review_state, sort_keys=True)}.",
+        "",
+        "## Generation",
+        "",
+    ]
+    lines += _table(["backend", "models", "sessions"], [[*k.split("\t", 1), v] for k, v in stats["generation"].items()])
+    lines += ["", "## Data use", ""]
+    lines += _table(
+        ["session source", "sessions", "terms"],
+        [[s, n, data_use(source=s, ehr_provenance=provenance)] for s, n in stats["sources"].items()],
+    )
+    lines += [
+        "",
+        "MIMIC-derived content is bound by the PhysioNet credentialed data-use agreement; synthetic content is not.",
+        "",
+        "## Files",
+        "",
+    ]
+    lines += _table(
+        ["file", "format", "rows", "bytes", "sha256"],
+        [[f["name"], f["format"], f["rows"], f["bytes"], f["sha256"]] for f in snapshot.manifest.get("files", [])],
+    )
+    return "\n".join(lines) + "\n"

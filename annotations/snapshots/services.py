@@ -1,0 +1,283 @@
+"""Making and exporting snapshots.
+
+``create_snapshot`` = ``start_snapshot`` (check the selection, take the next version under a lock,
+create the row) + ``build_snapshot`` (freeze the content, write the files, manifest and card, mark it
+ready). The admin and the API start a snapshot and let the Celery task ``build_snapshot_task`` build
+it (progress on the row); the command builds in-process. All three run this code, so the same state
+gives the same files and checksums.
+
+Files go to ``VAR_DIR/snapshots/vN/`` (written in a temporary sibling folder, renamed when complete).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
+from annotations.snapshots import card, freeze
+from annotations.snapshots.errors import EmptySelection, SnapshotError
+from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
+from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
+
+_LOCK_KEY = 0x5AA95  # pg_advisory_xact_lock key: one version allocation at a time
+Progress = Callable[[str, int, int], None]
+
+
+def _next_version() -> int:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+    return (Snapshot.objects.aggregate(m=Max("version"))["m"] or 0) + 1
+
+
+def start_snapshot(
+    *,
+    user: Any,
+    scenarios: Iterable[str] | None = None,
+    tiers: Iterable[int] | None = None,
+    languages: Iterable[str] | None = None,
+    ehr_provenance: str = "undeclared",
+) -> Snapshot:
+    """Check the filters and that something is selected, then create the ``building`` row with the next
+    version. Takes a transaction-scoped advisory lock on PostgreSQL while allocating the version, so
+    concurrent calls get distinct versions (elsewhere a unique-version clash is retried)."""
+    filters = freeze.normalize_filters(scenarios=scenarios, tiers=tiers, languages=languages)
+    if ehr_provenance not in card.PROVENANCE:
+        raise SnapshotError(f"unknown EHR provenance {ehr_provenance!r} (use {', '.join(card.PROVENANCE)})")
+    if not freeze.curated_sessions(filters=filters).exists():
+        raise EmptySelection(f"no session has all its turns approved for these filters ({_describe(filters)})")
+    filters["ehr_provenance"] = ehr_provenance
+    for attempt in range(5):
+        try:
+            with transaction.atomic():
+                version = _next_version()
+                return Snapshot.objects.create(
+                    version=version,
+                    label=f"v{version}",
+                    created_by=user if getattr(user, "pk", None) else None,
+                    filters=filters,
+                    progress_stage="queued",
+                )
+        except IntegrityError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _describe(filters: dict[str, Any]) -> str:
+    return "; ".join(f"{k}: {', '.join(map(str, v)) or 'all'}" for k, v in filters.items() if isinstance(v, list))
+
+
+def _set_progress(snapshot: Snapshot, stage: str, done: int, total: int) -> None:
+    Snapshot.objects.filter(pk=snapshot.pk).update(progress_stage=stage, progress_done=done, progress_total=total)
+
+
+def build_snapshot(*, snapshot_id: int, progress: Progress | None = None) -> Snapshot:
+    """Freeze (if not frozen yet), write the files, manifest and card, and mark the snapshot ready.
+
+    Any failure marks it ``failed`` with the error and re-raises; a ready one is returned as it is.
+    Interrupted or failed builds can be run again (``make_snapshot --resume vN``): frozen items are reused.
+    """
+    snapshot = Snapshot.objects.get(pk=snapshot_id)
+    if snapshot.status == SnapshotStatus.READY:
+        return snapshot
+    if snapshot.status == SnapshotStatus.FAILED:  # a resumed build
+        Snapshot.objects.filter(pk=snapshot.pk).update(status=SnapshotStatus.BUILDING, error="")
+        snapshot.refresh_from_db()
+    try:
+        return _build(snapshot=snapshot, progress=progress)
+    except Exception as exc:
+        Snapshot.objects.filter(pk=snapshot.pk).update(
+            status=SnapshotStatus.FAILED, error=f"{type(exc).__name__}: {exc}", progress_stage="failed"
+        )
+        raise
+
+
+def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
+    def report(stage: str, done: int, total: int) -> None:
+        _set_progress(snapshot, stage, done, total)
+        if progress:
+            progress(stage, done, total)
+
+    filters = snapshot.filters
+    if not SnapshotItem.objects.filter(snapshot=snapshot).exists():
+        total = freeze.curated_sessions(filters=filters).count()
+        done = 0
+
+        def frozen(n: int) -> None:
+            nonlocal done
+            done += n
+            report("freezing", done, total)
+
+        report("freezing", 0, total)
+        with transaction.atomic():
+            state = freeze.review_state(filters=filters)
+            count = freeze.freeze_items(snapshot=snapshot, filters=filters, on_chunk=frozen)
+            if count == 0:
+                raise EmptySelection("no session has all its turns approved any more (changed since the start)")
+            Snapshot.objects.filter(pk=snapshot.pk).update(review_state=state)
+        snapshot.refresh_from_db()
+
+    n = SnapshotItem.objects.filter(snapshot=snapshot).count()
+    target = snapshot_dir(snapshot=snapshot)
+    snapshots_root().mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{snapshot.label}.", dir=snapshots_root()))
+    try:
+        done = 0
+
+        def written() -> None:
+            nonlocal done
+            done += 1
+            if done % 50 == 0 or done == n:
+                report("writing", done, n)
+
+        report("writing", 0, n)
+        files = export_snapshot(snapshot=snapshot, formats=list(FORMATS), out_dir=tmp, on_item=written)
+        report("card", n, n)
+        stats = card.collect(iter_items(snapshot=snapshot))
+        snapshot.manifest = {
+            "counts": {k: v for k, v in stats.items() if k != "turn_pks"},
+            "files": files,
+        }
+        snapshot.content_sha256 = content_sha256(files)
+        snapshot.card_markdown = card.render(snapshot=snapshot, stats=stats)
+        _write_side_files(folder=tmp, snapshot=snapshot)
+        tmp.chmod(0o755)
+        if target.exists():  # a stale folder of an earlier failed attempt at this version
+            shutil.rmtree(target)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    snapshot.status = SnapshotStatus.READY
+    snapshot.finished = timezone.now()
+    snapshot.progress_stage, snapshot.progress_done, snapshot.progress_total = "done", n, n
+    snapshot.error = ""
+    snapshot.save()
+    return snapshot
+
+
+def content_sha256(files: list[dict[str, Any]]) -> str:
+    """One checksum for the data: sha256 of the ``SHA256SUMS`` text (``<sha256>  <name>`` lines by name)."""
+    return hashlib.sha256(sha256sums(files).encode("utf-8")).hexdigest()
+
+
+def sha256sums(files: list[dict[str, Any]]) -> str:
+    return "".join(f"{f['sha256']}  {f['name']}\n" for f in sorted(files, key=lambda f: f["name"]))
+
+
+def _write_side_files(*, folder: Path, snapshot: Snapshot) -> None:
+    (folder / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
+    manifest = {
+        "label": snapshot.label,
+        "version": snapshot.version,
+        "content_sha256": snapshot.content_sha256,
+        "filters": snapshot.filters,
+        "review_state": snapshot.review_state,
+        **snapshot.manifest,
+    }
+    text = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    (folder / "manifest.json").write_text(text, encoding="utf-8")
+    (folder / "SHA256SUMS").write_text(sha256sums(snapshot.manifest["files"]), encoding="utf-8")
+    for path in folder.iterdir():
+        path.chmod(0o644)
+
+
+def create_snapshot(
+    *,
+    user: Any,
+    scenarios: Iterable[str] | None = None,
+    tiers: Iterable[int] | None = None,
+    languages: Iterable[str] | None = None,
+    ehr_provenance: str = "undeclared",
+    progress: Progress | None = None,
+) -> Snapshot:
+    """Make a ready snapshot in-process (command, tests, API). Raises :class:`SnapshotError` on bad
+    filters or an empty selection (nothing is created then)."""
+    snapshot = start_snapshot(
+        user=user, scenarios=scenarios, tiers=tiers, languages=languages, ehr_provenance=ehr_provenance
+    )
+    return build_snapshot(snapshot_id=snapshot.pk, progress=progress)
+
+
+def request_snapshot(
+    *,
+    user: Any,
+    scenarios: Iterable[str] | None = None,
+    tiers: Iterable[int] | None = None,
+    languages: Iterable[str] | None = None,
+    ehr_provenance: str = "undeclared",
+) -> Snapshot:
+    """Start a snapshot and build it in the Celery task ``build_snapshot_task`` after commit (admin, API).
+    Without a broker the task runs in-process, so the snapshot is ready on return."""
+    from annotations.tasks import build_snapshot_task
+
+    snapshot = start_snapshot(
+        user=user, scenarios=scenarios, tiers=tiers, languages=languages, ehr_provenance=ehr_provenance
+    )
+    build_snapshot_task.delay_on_commit(snapshot.pk)
+    return snapshot
+
+
+def export_snapshot(
+    *,
+    snapshot: Snapshot,
+    formats: Iterable[str] | str,
+    out_dir: Path,
+    on_item: Callable[[], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Write the snapshot's files in ``formats`` to ``out_dir`` (an existing empty folder) from its
+    frozen items; returns the file entries. Same snapshot, same bytes, whenever it runs."""
+    formats = parse_formats(formats)
+    languages = (snapshot.filters or {}).get("languages") or list(freeze.LANGUAGES)
+    return write_files(
+        items=iter_export_items(snapshot=snapshot),
+        formats=formats,
+        out_dir=Path(out_dir),
+        languages=languages,
+        on_item=on_item,
+    )
+
+
+def export_to(
+    *, snapshot: Snapshot, formats: Iterable[str] | str, out: Path, on_item: Callable[[], None] | None = None
+) -> list[dict[str, Any]]:
+    """``export_set``: write into a temporary sibling of ``out`` and rename it to ``out`` when complete,
+    so a failure leaves nothing half-written. ``out`` must not exist or be an empty folder. The files are
+    checked against the snapshot's manifest checksums (a mismatch is an error)."""
+    formats = parse_formats(formats)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise SnapshotError(f"{out}: already exists and is not an empty folder")
+    if not out.parent.is_dir():
+        raise SnapshotError(f"{out.parent}: no such directory")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        files = export_snapshot(snapshot=snapshot, formats=formats, out_dir=tmp, on_item=on_item)
+        expected = {f["name"]: f["sha256"] for f in snapshot.manifest.get("files", [])}
+        if bad := [f["name"] for f in files if expected.get(f["name"]) != f["sha256"]]:
+            raise SnapshotError(f"re-exported {', '.join(bad)} differ from the manifest of {snapshot.label}")
+        (tmp / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
+        (tmp / "SHA256SUMS").write_text(sha256sums(files), encoding="utf-8")
+        for path in tmp.iterdir():
+            path.chmod(0o644)
+        tmp.chmod(0o755)
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise
+    return files
