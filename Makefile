@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: demo test test-sqlite lint format bench clean
+.PHONY: demo test test-sqlite lint format bench clean schema
 
 $(STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -24,8 +24,12 @@ format: $(STAMP)
 
 # The whole suite on whatever DATABASE_URL points at (SQLite file by default, PostgreSQL in CI).
 # pytest exits 5 when it collected no test; make treats that as a failure like any non-zero code.
-test: lint
+test: lint schema
 	$(VENV)/bin/pytest
+
+# The API's OpenAPI schema must generate and validate without a single warning (drf-spectacular).
+schema: $(STAMP)
+	$(PY) manage.py spectacular --validate --fail-on-warn --file $$(mktemp -d)/schema.yml
 
 # Fast job proving the SQLite default works: demo preparation and the importer round trip.
 test-sqlite: $(STAMP)
@@ -35,6 +39,8 @@ test-sqlite: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/import_vs_copy.py
 	$(PY) bench/tool_latency.py
+	$(PY) bench/export_throughput.py
+	$(PY) bench/review_load.py
 
 clean:
 	rm -rf $(VENV) var/physreview.sqlite3

@@ -13,10 +13,13 @@ import re
 import pytest
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLResolver, get_resolver, reverse
+from rest_framework.authtoken.models import Token
 
 from annotations import services
-from annotations.models import Adjudication, Comment, Review, TurnState
+from annotations.models import Adjudication, Comment, Guideline, Review, TurnState
+from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
+from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, TurnResult
 from tests.annotations.conftest import make_user
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
@@ -25,7 +28,16 @@ pytestmark = pytest.mark.django_db
 ROLES = ("anonymous", "reviewer", "adjudicator", "admin")
 LOGIN = ("redirect", "/accounts/login/")  # app pages: the login page, with ?next=
 ADMIN_LOGIN = ("redirect", "/admin/login/")  # Django admin: the admin login, with ?next=
-ACTIONS = ("annotations:approve", "annotations:reject", "annotations:comment", "annotations:edit")
+ACTIONS = (
+    "annotations:approve",
+    "annotations:reject",
+    "annotations:comment",
+    "annotations:edit",
+    "annotations:merge",
+    "annotations:lease",
+    "annotations:release_lease",
+)
+API_ACTIONS = ("approve", "reject", "edit")
 
 # (URL name or route, sample) -> expected GET outcome for (anonymous, reviewer, adjudicator, admin).
 # Samples: "assigned" = a turn of the reviewer's session awaiting adjudication; "unassigned" = a turn of
@@ -34,6 +46,7 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("", None): (("redirect", "/ehr/patients/"),) * 4,
     ("login", None): (200, 200, 200, 200),
     ("logout", None): (405, 405, 405, 405),  # POST only
+    ("set_language", None): (("redirect", "/"),) * 4,  # a GET changes nothing and goes back (POST sets it)
     ("ehr:patient_list", None): (LOGIN, 200, 200, 200),
     ("ehr:admission_detail", "admission"): (LOGIN, 200, 200, 200),
     ("annotations:queue", None): (LOGIN, 200, 200, 200),
@@ -42,15 +55,56 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     **{(name, sample): (LOGIN, 405, 405, 405) for name in ACTIONS for sample in ("assigned", "unassigned")},
     ("annotations:adjudicate", "assigned"): (LOGIN, 404, 200, 200),
     ("annotations:adjudicate", "unassigned"): (LOGIN, 404, 404, 404),  # not awaiting adjudication
+    # A step's raw observation needs ?step=<idx> (400 without it), after the turn's visibility check (404).
+    ("annotations:step_raw", "assigned"): (LOGIN, 400, 400, 400),
+    ("annotations:step_raw", "unassigned"): (LOGIN, 404, 400, 400),
     ("annotations:history", "assigned"): (LOGIN, 200, 200, 200),
     ("annotations:history", "unassigned"): (LOGIN, 404, 200, 200),
     ("annotations:dashboard", None): (LOGIN, 200, 200, 200),
+    ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 200),  # staff only
+    # REST API: 401 instead of the login page; the same object visibility as the review screens (404).
+    ("api:api-root", None): (401, 200, 200, 200),
+    ("api:schema", None): (200, 200, 200, 200),
+    ("api:docs", None): (200, 200, 200, 200),
+    ("api:session-list", None): (401, 200, 200, 200),
+    ("api:session-detail", "api_session_assigned"): (401, 200, 200, 200),
+    ("api:session-detail", "api_session_unassigned"): (401, 404, 200, 200),
+    ("api:turn-list", None): (401, 200, 200, 200),
+    ("api:turn-detail", "assigned"): (401, 200, 200, 200),
+    ("api:turn-detail", "unassigned"): (401, 404, 200, 200),
+    **{(f"api:turn-{a}", s): (401, 405, 405, 405) for a in API_ACTIONS for s in ("assigned", "unassigned")},
+    ("api:snapshot-list", None): (401, 403, 200, 200),  # adjudicators and admins only
+    ("api:snapshot-detail", "snapshot"): (401, 403, 200, 200),
+    ("api:snapshot-file", "snapshot_file"): (401, 403, 200, 200),
+    ("api/^.*$", None): (404, 404, 404, 404),  # any other path under /api/: the API's JSON 404
+    # Results: every logged-in role (compare without ?a=&b= is a 400 asking for two runs).
+    ("evaluation:leaderboard", None): (LOGIN, 200, 200, 200),
+    ("evaluation:leaderboard_download", "leaderboard_csv"): (LOGIN, 200, 200, 200),
+    ("evaluation:compare", None): (LOGIN, 400, 400, 400),
+    ("evaluation:run", "eval_run"): (LOGIN, 200, 200, 200),
+    ("evaluation:run_download", "eval_run_csv"): (LOGIN, 200, 200, 200),
+    ("evaluation:turns", "eval_run"): (LOGIN, 200, 200, 200),
+    ("evaluation:turn", "eval_turn"): (LOGIN, 200, 200, 200),
+    # Judge calibration: everyone signed in grades (blind) and reads the agreement; POST-only actions.
+    ("evaluation:calibration_index", None): (LOGIN, 200, 200, 200),
+    ("evaluation:calibration_draw", None): (LOGIN, 405, 405, 405),
+    ("evaluation:calibration_next", "calibration_sample"): (
+        LOGIN,
+        ("redirect", "/answers/"),
+        ("redirect", "/answers/"),
+        ("redirect", "/answers/"),
+    ),
+    ("evaluation:calibration_grade", "calibration_answer"): (LOGIN, 200, 200, 200),
+    ("evaluation:calibration_save", "calibration_answer"): (LOGIN, 405, 405, 405),
+    ("evaluation:calibration_agreement", None): (LOGIN, 200, 200, 200),
 }
 
 # POST to the actions of a turn the reviewer is not assigned to.
 POST_EXPECTED: dict[str, tuple] = {
     **{name: (LOGIN, 404, 200, 200) for name in ACTIONS},  # adjudicators get a banner (or a comment)
     "annotations:adjudicate": (LOGIN, 404, 200, 200),  # banner: the turn does not need adjudication
+    # API: 404 before the body is read; this form post is then refused (the API takes JSON only).
+    **{f"api:turn-{a}": (401, 404, 415, 415) for a in API_ACTIONS},
 }
 
 NON_STAFF_ADMIN = (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN)
@@ -62,10 +116,13 @@ ADMIN_EXCEPTIONS: dict[str, tuple] = {
     "admin:view_on_site": (*NON_STAFF_ADMIN, 404),  # turns have no public page
     "<object>": (*NON_STAFF_ADMIN, ("redirect", "/change/")),  # admin/<model>/<id>/ → its change page
     "<catch-all>": (*NON_STAFF_ADMIN, 404),
+    # Snapshots are immutable: made by the "Create snapshot" page, never added, changed or deleted.
+    "admin:annotations_snapshot_add": (*NON_STAFF_ADMIN, 403),
+    "admin:annotations_snapshot_delete": (*NON_STAFF_ADMIN, 403),
 }
 ADMIN_DEFAULT = (*NON_STAFF_ADMIN, 200)
 # The imported record is read-only in the admin: even superusers may not add or delete its rows.
-EHR_ADD_DELETE = re.compile(r"^admin:ehr_\w+_(add|delete)$")
+EHR_ADD_DELETE = re.compile(r"^admin:ehr_\w+_(add|delete)$|^admin:evaluation_\w+_(add|delete)$")  # runs: records
 ADMIN_READ_ONLY = (*NON_STAFF_ADMIN, 403)
 
 
@@ -82,13 +139,29 @@ def _patterns():
 
 
 @pytest.fixture
-def world(demo_cohort):
+def world(demo_cohort, settings, tmp_path):
     reviewers = [make_user(f"rev{i}", "reviewer") for i in (1, 2)]
     adjudicator = make_user("adj", "adjudicator")
     admin = make_user("root", "admin")
     admin.is_staff = admin.is_superuser = True
     admin.save()
     GenerationRunFactory()  # every admin model has a row to open
+    eval_run = EvalRun.objects.create(model="rules:oracle")
+    eval_turn = TurnResult.objects.create(
+        run=eval_run,
+        session_id="s",
+        turn_index=0,
+        language="en",
+        variant="implicit",
+        scenario="med_safety",
+        tier=1,
+        task_type="IL",
+        tool_source="ehr",
+    )
+    calibration = CalibrationSample.objects.create(name="cal")
+    CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
+    Token.objects.create(user=admin)  # API tokens (rest_framework.authtoken's admin)
+    Guideline.objects.create(language="en", title="Guide", body_markdown="Check the record.")
     assigned = complete_session()
     for reviewer in reviewers[:2]:
         services.assign(session=assigned, reviewer=reviewer, by=admin)
@@ -101,12 +174,26 @@ def world(demo_cohort):
     disputed.refresh_from_db()
     assert disputed.status == TurnState.NEEDS_ADJUDICATION
     unassigned = complete_session().turns.get(index=0)
+    settings.VAR_DIR = tmp_path  # snapshot files
+    approved = complete_session()
+    approved.turns.update(status=TurnState.APPROVED)
+    create_snapshot(user=admin)
     return {
         "users": {"anonymous": None, "reviewer": reviewers[0], "adjudicator": adjudicator, "admin": admin},
         "samples": {
             "assigned": {"pk": disputed.pk},
             "unassigned": {"pk": unassigned.pk},
             "admission": {"hadm_id": Admission.objects.order_by("hadm_id").first().hadm_id},
+            "snapshot_file": {"label": "v1", "name": "turns.jsonl"},
+            "snapshot": {"label": "v1"},
+            "api_session_assigned": {"pk": assigned.pk},
+            "api_session_unassigned": {"pk": unassigned.session_id},
+            "eval_run": {"pk": eval_run.pk},
+            "eval_run_csv": {"pk": eval_run.pk, "fmt": "csv"},
+            "eval_turn": {"pk": eval_run.pk, "result_pk": eval_turn.pk},
+            "leaderboard_csv": {"fmt": "csv"},
+            "calibration_sample": {"pk": calibration.pk},
+            "calibration_answer": {"pk": calibration.pk, "turn_result": eval_turn.pk},
             None: {},
         },
         "turn": disputed,

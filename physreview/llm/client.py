@@ -213,10 +213,16 @@ class LLMClient:
             try:
                 # The slot is held only while a request is in flight, never while backing off.
                 with self._slots:
-                    raw = self._sdk.chat.completions.with_raw_response.create(
-                        **params, extra_body=extra_body, timeout=self.config.timeout_s
+                    # The SDK's transport and error mapping, but not ``chat.completions.create``: its
+                    # type-driven ``maybe_transform`` walks every message and tool schema of every call
+                    # (several ms, holding the GIL) and is the identity for the plain JSON we send.
+                    response = self._sdk.post(
+                        "/chat/completions",
+                        cast_to=httpx2.Response,
+                        body=params,
+                        options=_request_options(extra_body=extra_body, timeout_s=self.config.timeout_s),
                     )
-                    body = _json_or_none(raw.http_response)
+                    body = _json_or_none(response)
             except openai.APIStatusError as exc:
                 failure = _Failure(
                     status=exc.status_code,
@@ -364,6 +370,13 @@ def _rules_error(config: LLMConfig) -> RulesBackendError:
         f"LLM role {config.role!r} uses the 'rules' backend, which has no LLM client: call the rules "
         f"implementation for this role instead, or set {name}=openai (with a model and an API key) to use an LLM."
     )
+
+
+def _request_options(*, extra_body: dict[str, Any] | None, timeout_s: float) -> dict[str, Any]:
+    options: dict[str, Any] = {"timeout": timeout_s}
+    if extra_body:
+        options["extra_json"] = extra_body
+    return options
 
 
 def _json_or_none(response: httpx2.Response) -> object:

@@ -39,22 +39,28 @@ def outgoing(
     tool_choice: Any,
     to_api: dict[str, str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None, Any]:
-    """Copies of messages, tools and tool_choice with canonical names replaced by API-safe names."""
+    """Messages, tools and tool_choice with canonical names replaced by API-safe names.
+
+    Only the dicts that carry a name are copied (the caller's objects are never changed); the rest,
+    e.g. the tool parameter schemas and message texts, is shared, since a deep copy of every
+    message and schema on every call costs more than the HTTP request itself.
+    """
 
     def rename(name: Any) -> Any:
         return to_api.get(name, api_safe_name(name)) if isinstance(name, str) else name
 
-    out_tools = None
-    if tools is not None:
-        out_tools = copy.deepcopy(list(tools))
-        for tool in out_tools:
-            tool["function"]["name"] = rename(tool["function"]["name"])
-    out_messages = copy.deepcopy(list(messages))
-    for message in out_messages:
-        for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
-            if isinstance(call, dict) and isinstance(call.get("function"), dict):
-                call["function"]["name"] = rename(call["function"].get("name"))
-    out_choice = copy.deepcopy(tool_choice)
-    if isinstance(out_choice, dict) and isinstance(out_choice.get("function"), dict):
-        out_choice["function"]["name"] = rename(out_choice["function"].get("name"))
+    def renamed_function(holder: Any) -> Any:
+        if not isinstance(holder, dict) or not isinstance(holder.get("function"), dict):
+            return copy.deepcopy(holder)
+        function = {**holder["function"], "name": rename(holder["function"].get("name"))}
+        return {**holder, "function": function}
+
+    out_tools = None if tools is None else [renamed_function(tool) for tool in tools]
+    out_messages = []
+    for message in messages:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if isinstance(calls, list):
+            message = {**message, "tool_calls": [renamed_function(call) for call in calls]}
+        out_messages.append(message)
+    out_choice = renamed_function(tool_choice) if isinstance(tool_choice, dict) else tool_choice
     return out_messages, out_tools, out_choice

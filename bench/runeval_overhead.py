@@ -1,0 +1,221 @@
+"""Bench: what the runeval harness adds to model latency.
+
+    DATABASE_URL=... .venv/bin/python bench/runeval_overhead.py [--turns 1296] [--latency 0.2] [--concurrency 32]
+        [--processes 1]   # (b) with runeval's --processes N (the threads split over N local processes)
+
+Needs a database with the demo (``manage.py demo --no-serve``): its sessions are cloned under new
+session ids until the set has at least ``--turns`` turns (1,296 = the released set's size), so every
+tool call still runs live against the EHR and patient replay works. The model is the scripted
+OpenAI-compatible server of ``tests/fakes`` on 127.0.0.1, reached through the real ``openai`` client
+(response cache off); each turn is one step with a lab search and ``prepare_to_answer``, then the answer.
+
+The scripted server runs in its own process (as a real endpoint would), so it does not compete with
+the harness for the interpreter lock; it keeps connections alive, answers with Nagle off and does not
+record requests, so alone it stays within ~2% of the ideal at 32 × 200 ms.
+
+(a) zero latency, concurrency 1: harness time per turn = (run wall time − time inside model calls −
+    time inside the EHR tools) / turns: prompt building, replay, judging (rules), trace storage,
+    bookkeeping. The EHR tools' own time (live SQL) is printed beside it. Target ≤ 5 ms.
+(b) ``--latency`` per model call at ``--concurrency``: wall time against the ideal, the wall time of
+    a harness with zero overhead. That is not simply model calls × latency / concurrency: a session's
+    turns (and the calls within a turn) are sequential, and a job is a whole session, so the ideal is
+    the makespan of the sessions on ``--concurrency`` slots (each lasting its calls × latency). With
+    the default 1,296 turns = 324 four-turn sessions on 32 slots that is 11 rounds of 1.6 s = 17.6 s,
+    not 2,592 × 0.2 / 32 = 16.2 s (the last 4 sessions run alone). Both are printed. Target ≤ 1.15×.
+
+The bench's runs are deleted afterwards.
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "physreview.settings")
+KEY_ENV = "RUNEVAL_BENCH_KEY"
+TARGET_HARNESS_MS = 5.0
+TARGET_RATIO = 1.15
+
+
+class Measured(NamedTuple):
+    wall: float
+    model_s: float
+    tools_s: float
+    calls: int
+    turns: int
+    errors: int
+    cpu_s: float  # CPU time of the harness (this process and its worker processes) during the run
+    job_calls: list[int]  # model calls per job (session), for the schedule bound
+
+
+def _responder(delay_s: float):
+    from tests.fakes.openai_server import completion, tool_call
+
+    def respond(payload):
+        if payload.get("tool_choice") == "none":
+            return completion(content="Creatinine 1.4 mg/dL on the latest draw.", delay_s=delay_s)
+        calls = [
+            tool_call(name="Observation_search", arguments={"code": "creatinine", "_count": 3}),
+            tool_call(name="prepare_to_answer", arguments={}),
+        ]
+        return completion(tool_calls=calls, delay_s=delay_s)
+
+    return respond
+
+
+def serve(delay_s: float) -> int:
+    """Child process: serve the script, print the base URL, stop when stdin closes."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer(responder=_responder(delay_s), record=False) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+    return 0
+
+
+@contextlib.contextmanager
+def server_process(delay_s: float):
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(delay_s)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def _dataset(min_turns: int):
+    from evaluation.dataset import EvalDataset, content_checksum, from_sessions
+    from scenarios.models import Session
+
+    base = from_sessions(Session.objects.all())
+    if not base.sessions:
+        raise SystemExit("no sessions in the database: run `manage.py demo --no-serve` first")
+    sessions, copy = [], 0
+    while sum(len(s.turns) for s in sessions) < min_turns:
+        sessions.extend(dataclasses.replace(s, session_id=f"{s.session_id}~{copy}") for s in base.sessions)
+        copy += 1
+    turns = 0
+    chosen = []
+    for s in sessions:  # stop at the first session that reaches the target
+        chosen.append(s)
+        turns += len(s.turns)
+        if turns >= min_turns:
+            break
+    return EvalDataset("db", "bench", None, content_checksum(chosen), tuple(chosen))
+
+
+def _run(*, dataset, base_url: str, concurrency: int, processes: int = 1):
+    from evaluation.agents.llm import OpenAIAgent, llm_config
+    from evaluation.judges.rules import RulesJudge
+    from evaluation.models import EvalRun
+    from evaluation.services import RunOptions, create_run, execute_run_in_processes
+    from physreview.llm import LLMClient
+
+    config = llm_config(
+        model="bench-model", base_url=base_url, api_key_env=KEY_ENV, temperature=None, concurrency=concurrency
+    )
+    agent = OpenAIAgent(client=LLMClient(config=config))
+    judge = RulesJudge()
+    options = RunOptions(concurrency=concurrency)
+    run = create_run(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=None)
+    started, cpu_started = time.perf_counter(), _cpu_s()
+    execute_run_in_processes(run=run, agent=agent, judge=judge, dataset=dataset, options=options, processes=processes)
+    wall = time.perf_counter() - started
+    cpu_s = _cpu_s() - cpu_started
+    rows = list(run.turn_results.values_list("session_id", "trace"))
+    traces = [t for _, t in rows]
+    per_session: dict[str, int] = {}
+    for session_id, t in rows:
+        per_session[session_id] = per_session.get(session_id, 0) + t["usage"]["model_calls"]
+    model_s = sum(t["usage"]["model_latency_s"] for t in traces)
+    tools_s = sum(t["timing"]["tools_s"] for t in traces)
+    calls = sum(t["usage"]["model_calls"] for t in traces)
+    errors = sum(bool(t.get("infra_error")) for t in traces)
+    EvalRun.objects.filter(pk=run.pk).delete()
+    agent.client.close()
+    return Measured(wall, model_s, tools_s, calls, len(traces), errors, cpu_s, list(per_session.values()))
+
+
+def _cpu_s() -> float:
+    """CPU time of this process and of its reaped children (the runeval worker processes with
+    ``--processes``; the scripted server of the same phase is reaped only after the run)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def schedule_bound(*, job_calls: list[int], latency_s: float, slots: int) -> float:
+    """Wall time of a harness with zero overhead: a job's calls are sequential (turns follow each
+    other), so each job lasts calls × latency, and whole jobs are placed on ``slots`` parallel slots
+    longest first (LPT, which is optimal when the jobs are equally long, as the cloned demo ones are).
+    """
+    finish = [0.0] * slots
+    for calls in sorted(job_calls, reverse=True):
+        i = min(range(slots), key=finish.__getitem__)
+        finish[i] += calls * latency_s
+    return max(finish, default=0.0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=1296)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--processes", type=int, default=1, help="local worker processes for (b), as runeval's")
+    parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve is not None:
+        return serve(args.serve)
+    os.environ[KEY_ENV] = "bench-key"
+    os.environ["LLM_MODEL_UNDER_TEST_CACHE"] = "false"
+    import django
+
+    django.setup()
+    dataset = _dataset(args.turns)
+    n_turns = sum(len(s.turns) for s in dataset.sessions)
+    print(f"set: {len(dataset.sessions)} sessions, {n_turns} turns (demo sessions cloned)")
+
+    with server_process(0.0) as base_url:
+        m = _run(dataset=dataset, base_url=base_url, concurrency=1)
+    harness_ms = 1000 * (m.wall - m.model_s - m.tools_s) / m.turns
+    verdict = "OK" if harness_ms <= TARGET_HARNESS_MS else "OVER"
+    print(
+        f"(a) zero latency, concurrency 1: {m.turns} turns, {m.calls} model calls, wall {m.wall:.1f} s; per turn: "
+        f"model calls {1000 * m.model_s / m.turns:.1f} ms, EHR tools {1000 * m.tools_s / m.turns:.1f} ms, "
+        f"harness {harness_ms:.2f} ms (target <= {TARGET_HARNESS_MS} ms) {verdict}; infra errors {m.errors}"
+    )
+
+    with server_process(args.latency) as base_url:
+        m = _run(dataset=dataset, base_url=base_url, concurrency=args.concurrency, processes=args.processes)
+    naive = m.calls * args.latency / args.concurrency
+    bound = schedule_bound(job_calls=m.job_calls, latency_s=args.latency, slots=args.concurrency)
+    ideal = max(naive, bound)
+    ratio = m.wall / ideal
+    print(
+        f"(b) {int(args.latency * 1000)} ms per call, concurrency {args.concurrency} over {args.processes} "
+        f"process(es): {m.calls} calls in "
+        f"{len(m.job_calls)} sessions, wall {m.wall:.1f} s; ideal {ideal:.1f} s = zero-overhead schedule "
+        f"(calls x latency / concurrency = {naive:.1f} s, but a session's calls are sequential and whole "
+        f"sessions share the {args.concurrency} slots: {bound:.1f} s) -> {ratio:.2f}x (target <= {TARGET_RATIO}x) "
+        f"{'OK' if ratio <= TARGET_RATIO else 'OVER'} [against the plain {naive:.1f} s: {m.wall / naive:.2f}x]; "
+        f"mean model call {1000 * m.model_s / m.calls:.0f} ms, tools {1000 * m.tools_s / m.turns:.1f} ms/turn; "
+        f"harness CPU {m.cpu_s:.1f} s ({100 * m.cpu_s / m.wall:.0f}% of one core); infra errors {m.errors}"
+    )
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""Admin: evaluation runs (manifest, summary) and their per-turn results, read-only (runs are records)."""
+
+from django.contrib import admin
+
+from evaluation.models import EvalRun, TurnResult
+
+
+class _ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(EvalRun)
+class EvalRunAdmin(_ReadOnly):
+    list_display = ("id", "model", "judge", "status", "dataset", "mrs_en", "mrs_zh", "started_at", "finished_at")
+    list_filter = ("status", "judge")
+    search_fields = ("model",)
+    readonly_fields = [f.name for f in EvalRun._meta.fields]
+
+    @admin.display(description="dataset")
+    def dataset(self, obj: EvalRun) -> str:
+        return str((obj.manifest.get("dataset") or {}).get("label", ""))
+
+    def _mrs(self, obj: EvalRun, language: str) -> str:
+        value = ((obj.summary.get("metrics") or {}).get(language) or {}).get("mRS", {}).get("all")
+        return "—" if value is None else f"{100 * value:.1f}"
+
+    @admin.display(description="mRS EN")
+    def mrs_en(self, obj: EvalRun) -> str:
+        return self._mrs(obj, "en")
+
+    @admin.display(description="mRS ZH")
+    def mrs_zh(self, obj: EvalRun) -> str:
+        return self._mrs(obj, "zh")
+
+
+@admin.register(TurnResult)
+class TurnResultAdmin(_ReadOnly):
+    list_display = ("run", "session_id", "turn_index", "language", "variant", "trial", "score", "infra_error")
+    list_filter = ("language", "variant", "task_type", "tool_source", "tier")
+    search_fields = ("session_id",)
+    raw_id_fields = ("run",)
+    readonly_fields = [f.name for f in TurnResult._meta.fields]

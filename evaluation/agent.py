@@ -1,0 +1,276 @@
+"""The agent loop: one session, turns in order, live tools at the session's cutoff, replayed patient.
+
+Per turn: the model gets the system prompt (environment info), its own earlier answers, and the
+physician's request; it may call several tools per step. ``prepare_to_answer`` or a plain answer
+ends tool use; after ``prepare_to_answer`` (or when the step limit of ``max_steps`` tool calls is
+reached) one more call with ``tool_choice="none"`` asks for the answer. Invalid calls get the tool
+layer's structured error back and are counted. Write tools are simulated by the tool layer and
+recorded. An endpoint failure ends the turn with ``end_reason="infra_error"`` (kept apart from model
+failures in the metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool, tool_schemas
+from ehr.fhir.errors import ToolError
+from ehr.fhir.execute import parse_arguments
+from ehr.fhir.params import clean_arguments
+from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
+from evaluation.dataset import EvalSession, EvalTurn
+from evaluation.replay import ReplayBook
+
+DEFAULT_MAX_STEPS = 16
+_TOOL_FAULT_HINT = "problem of the tool"
+
+SYSTEM_PROMPT = {
+    "en": (
+        "You are a clinical assistant helping a physician during a clinical session. Answer the physician's "
+        "requests precisely. Use the EHR tools to look up the record and the patient tools to ask the patient; "
+        "write tools place (simulated) orders. Requests may be brief or refer back to earlier turns. Only data "
+        "on or before the current date exists. When you have what you need, call prepare_to_answer, then write "
+        "your answer to the physician.\n\n"
+        "Environment:\nsession_id: {session_id}\nCurrent date: {current_date}\nPatient: {age}-year-old {sex}\n"
+        "Patient id (subject_id): {subject_id}; current admission (hadm_id): {hadm_id}"
+    ),
+    "zh": (
+        "你是协助医生进行临床工作的助手。请准确回答医生的请求。使用电子病历工具查询病历，使用患者工具询问患者；"
+        "写入工具用于（模拟）下达医嘱。请求可能很简短或指代之前的对话。只有当前日期及之前的数据存在。"
+        "获取所需信息后，先调用 prepare_to_answer，再用中文回答医生。\n\n"
+        "环境信息：\nsession_id: {session_id}\n当前日期：{current_date}\n患者：{age} 岁，{sex}\n"
+        "患者编号 (subject_id)：{subject_id}；本次住院 (hadm_id)：{hadm_id}"
+    ),
+}
+_SEX_ZH = {"male": "男", "female": "女"}
+STEP_LIMIT_MESSAGE = {"error": "step limit reached", "hint": "No more tool calls in this turn; answer now."}
+
+
+def system_prompt(*, session: EvalSession, language: str) -> str:
+    sex = session.sex or "unknown"
+    return SYSTEM_PROMPT[language].format(
+        session_id=session.session_id,
+        current_date=session.current_date.isoformat(),
+        age=session.age if session.age is not None else "?",
+        sex=_SEX_ZH.get(sex, sex) if language == "zh" else sex,
+        subject_id=session.subject_id,
+        hadm_id=session.hadm_id,
+    )
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    answer: str
+    trace: dict[str, Any]
+    infra_error: str
+
+
+def _assistant_message(reply: AgentReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
+            for c in reply.tool_calls
+        ]
+    return message
+
+
+class ToolRunner:
+    """Executes one session's tool calls: live EHR, simulated writes, replayed patient."""
+
+    def __init__(self, *, session: EvalSession, language: str) -> None:
+        self.context = ToolContext(
+            current_date=session.current_date,
+            subject_id=session.subject_id,
+            hadm_id=session.hadm_id,
+            session_id=session.session_id,
+        )
+        self.language = language
+        self.book = ReplayBook.for_session(session)
+
+    def run(self, call: AgentCall) -> dict[str, Any]:
+        """``{"name", "kind", "observation", "invalid", "tool_fault", "replay", "tool_s"}``."""
+        started = time.perf_counter()
+        canonical = canonical_name(call.name) if isinstance(call.name, str) else None
+        kind = REGISTRY[canonical].kind if canonical else "unknown"
+        record: dict[str, Any] = {"name": canonical or call.name, "kind": kind, "replay": None}
+        if call.parse_error is not None:
+            observation: Any = execute_tool(name=call.name, arguments=call.arguments_raw, context=self.context)
+        elif kind == "patient":
+            observation = self._patient(canonical, call)
+            record["replay"] = "hit" if observation.pop("_hit", False) else "miss"
+        else:
+            observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
+        is_error = isinstance(observation, dict) and "error" in observation and len(observation) == 2
+        record["tool_fault"] = is_error and _TOOL_FAULT_HINT in str(observation.get("hint", ""))
+        record["invalid"] = is_error and not record["tool_fault"]
+        if is_error:
+            record["replay"] = None
+        record["observation"] = observation
+        record["tool_s"] = round(time.perf_counter() - started, 6)
+        return record
+
+    def _patient(self, tool: str, call: AgentCall) -> dict[str, Any]:
+        try:
+            raw = dict(parse_arguments(tool=tool, arguments=call.arguments))
+            raw["subject_id"], raw["session_id"] = self.context.subject_id, self.context.session_id
+            args = clean_arguments(
+                tool=tool, params=REGISTRY[tool].params, arguments=raw, filled={"patient": self.context.subject_id}
+            )
+        except ToolError as exc:
+            return exc.as_dict()
+        observation, hit = self.book.answer(
+            tool=tool, arguments={k: v for k, v in args.items() if v is not None}, language=self.language
+        )
+        out = json.loads(json.dumps(observation)) if isinstance(observation, dict) else {"answer": observation}
+        out["_hit"] = hit
+        return out
+
+
+def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
+    costs = [r.cost_usd for r in replies]
+    return {
+        "prompt_tokens": sum(r.prompt_tokens for r in replies),
+        "completion_tokens": sum(r.completion_tokens for r in replies),
+        "reasoning_tokens": sum(r.reasoning_tokens for r in replies),
+        "cached_tokens": sum(r.cached_tokens for r in replies),
+        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 10),
+        "model_calls": len(replies),
+        "cache_hits": sum(r.cached for r in replies),
+        "model_latency_s": round(sum(r.latency_s for r in replies), 6),
+    }
+
+
+def diagnostics(*, turn: EvalTurn, called: list[str]) -> dict[str, Any]:
+    """Missing and extra tool calls against gold, by tool name (multiset difference)."""
+    gold = Counter(s.tool for s in turn.gold_calls)
+    made = Counter(n for n in called if n != "prepare_to_answer")
+    return {"missing_calls": sorted((gold - made).elements()), "extra_calls": sorted((made - gold).elements())}
+
+
+def run_turn(
+    *,
+    agent: Agent,
+    session: EvalSession,
+    turn: EvalTurn,
+    history: list[dict[str, Any]],
+    runner: ToolRunner,
+    language: str,
+    variant: str,
+    trial: int,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> TurnOutcome:
+    """One turn; ``history`` is the system prompt plus earlier requests and the model's own answers."""
+    started = time.perf_counter()
+    tools = tool_schemas(language=language)
+    request_text = turn.request(variant=variant, language=language)
+    messages = [*history, {"role": "user", "content": request_text}]
+    first_new = len(history)
+    replies: list[AgentReply] = []
+    steps: list[dict[str, Any]] = []
+    calls_made: list[dict[str, Any]] = []
+    end_reason, answer, infra_error = "", "", ""
+    errors: list[dict[str, Any]] = []
+
+    def ask(stage: str, step: int) -> AgentReply:
+        request = AgentRequest(
+            messages=messages,
+            tools=tools,
+            tool_choice="none" if stage == "final" else None,
+            stage=stage,
+            step=step,
+            session=session,
+            turn=turn,
+            language=language,
+            variant=variant,
+            trial=trial,
+        )
+        reply = agent.respond(request)
+        replies.append(reply)
+        return reply
+
+    try:
+        step = 0
+        ready = False
+        while True:
+            reply = ask("step", step)
+            step_trace: dict[str, Any] = {"stage": "step", "reply": reply.as_trace(), "calls": []}
+            steps.append(step_trace)
+            if not reply.tool_calls:
+                answer, end_reason = reply.content or "", "answer"
+                break
+            messages.append(_assistant_message(reply))
+            for call in reply.tool_calls:
+                if len(calls_made) >= max_steps:
+                    observation: Any = STEP_LIMIT_MESSAGE
+                    step_trace["calls"].append({"id": call.id, "name": call.name, "skipped": "step_limit"})
+                else:
+                    record = runner.run(call)
+                    record.update(id=call.id, arguments=call.arguments, arguments_raw=call.arguments_raw)
+                    if call.parse_error:
+                        record["parse_error"] = call.parse_error
+                    calls_made.append(record)
+                    step_trace["calls"].append(record)
+                    observation = record["observation"]
+                    ready = ready or record["name"] == "prepare_to_answer"
+                content = observation if isinstance(observation, str) else json.dumps(observation, ensure_ascii=False)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            step += 1
+            if ready or len(calls_made) >= max_steps:
+                end_reason = "prepare_to_answer" if ready else "step_limit"
+                final = ask("final", step)
+                steps.append({"stage": "final", "reply": final.as_trace(), "calls": []})
+                answer = final.content or ""
+                if final.tool_calls:
+                    errors.append({"kind": "tool_calls_in_final_answer", "count": len(final.tool_calls)})
+                messages.append({"role": "assistant", "content": answer})
+                break
+    except AgentInfraError as exc:
+        end_reason, infra_error = "infra_error", exc.kind
+        errors.append({"kind": exc.kind, "message": str(exc)})
+    if end_reason == "answer":
+        messages.append({"role": "assistant", "content": answer})
+
+    called = [c["name"] for c in calls_made]
+    usage = _usage_sum(replies)
+    tools_s = sum(c["tool_s"] for c in calls_made)
+    wall = time.perf_counter() - started
+    trace = {
+        "request": request_text,
+        "messages": messages[first_new:],
+        "steps": steps,
+        "answer": answer,
+        "end_reason": end_reason,
+        "n_calls": len(calls_made),
+        "invalid_calls": sum(bool(c["invalid"]) for c in calls_made),
+        "tool_faults": sum(bool(c["tool_fault"]) for c in calls_made),
+        "replay_misses": sum(c["replay"] == "miss" for c in calls_made),
+        "patient_replies": [
+            {"tool": c["name"], "arguments": c["arguments"], "replay": c["replay"], "observation": c["observation"]}
+            for c in calls_made
+            if c["kind"] == "patient" and not c["invalid"]
+        ],
+        "writes": [
+            {"tool": c["name"], "arguments": c["arguments"], "observation": c["observation"]}
+            for c in calls_made
+            if c["kind"] == "write" and not c["invalid"]
+        ],
+        "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls_made],
+        "diagnostics": diagnostics(turn=turn, called=called),
+        "usage": usage,
+        "timing": {
+            "wall_s": round(wall, 6),
+            "tools_s": round(tools_s, 6),
+            "harness_s": round(max(wall - usage["model_latency_s"] - tools_s, 0.0), 6),
+        },
+        "errors": errors,
+    }
+    return TurnOutcome(answer=answer, trace=trace, infra_error=infra_error)
+
+
+def session_history(*, session: EvalSession, language: str) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": system_prompt(session=session, language=language)}]

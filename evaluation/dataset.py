@@ -1,0 +1,263 @@
+"""What a run evaluates: frozen, database-free copies of sessions, from the DB or from a snapshot.
+
+The agent loop, judges and metrics only see these dataclasses, so a run does not care whether its
+sessions came from live rows (tests, the demo: :func:`from_sessions`) or from a curated, immutable
+snapshot (:func:`from_snapshot`, which reads the frozen PhysAssistBench line of each session).
+
+Gold patient answers are the gold steps that call a ``patient.*`` tool: during a run the patient
+is replayed from them (see :mod:`evaluation.replay`), never generated live.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LANGUAGES = ("en", "zh")
+VARIANTS = ("implicit", "explicit")
+
+
+@dataclass(frozen=True)
+class EvalStep:
+    tool: str
+    arguments: dict[str, Any]
+    observation: Any
+
+
+@dataclass(frozen=True)
+class EvalRubric:
+    idx: int
+    text_en: str
+    text_zh: str
+    is_safety: bool
+    machine_check: dict[str, Any] | None
+
+    def text(self, language: str) -> str:
+        return (self.text_zh or self.text_en) if language == "zh" else self.text_en
+
+
+@dataclass(frozen=True)
+class EvalTurn:
+    index: int
+    task_type: str
+    subtype: str | None
+    tool_source: str
+    # {"implicit": {"en": ..., "zh": ...}, "explicit": {...}}
+    requests: dict[str, dict[str, str]]
+    gold_steps: tuple[EvalStep, ...]
+    answers: dict[str, str]
+    rubric: tuple[EvalRubric, ...]
+
+    def request(self, *, variant: str, language: str) -> str:
+        """The physician's request; an empty form falls back to the other variant (turn 0 has one form)."""
+        other = "explicit" if variant == "implicit" else "implicit"
+        return self.requests[variant][language] or self.requests[other][language]
+
+    @property
+    def gold_calls(self) -> tuple[EvalStep, ...]:
+        """Gold tool calls without the closing ``prepare_to_answer``."""
+        return tuple(s for s in self.gold_steps if s.tool != "prepare_to_answer")
+
+    @property
+    def patient_answers(self) -> tuple[EvalStep, ...]:
+        return tuple(s for s in self.gold_steps if s.tool.startswith("patient."))
+
+
+@dataclass(frozen=True)
+class EvalSession:
+    session_id: str
+    record_id: str
+    subject_id: int
+    hadm_id: int
+    current_date: dt.date
+    age: int | None
+    sex: str | None
+    scenario: str
+    tier: int
+    turns: tuple[EvalTurn, ...]
+
+    @property
+    def patient_answers(self) -> tuple[EvalStep, ...]:
+        """Every gold patient answer of the session (a later turn may repeat an earlier question)."""
+        return tuple(a for t in self.turns for a in t.patient_answers)
+
+
+@dataclass(frozen=True)
+class EvalDataset:
+    """``source`` is ``snapshot`` or ``db``; ``label`` e.g. ``v3`` or ``db:approved``."""
+
+    source: str
+    label: str
+    snapshot_id: int | None
+    checksum: str
+    sessions: tuple[EvalSession, ...] = field(repr=False)
+
+    def limited(self, limit: int | None) -> EvalDataset:
+        if limit is None:
+            return self
+        chosen = self.sessions[:limit]
+        # A snapshot keeps its own checksum (the manifest lists the chosen ids); DB content is hashed as chosen.
+        checksum = self.checksum if self.source == "snapshot" else content_checksum(chosen)
+        return EvalDataset(
+            source=self.source, label=self.label, snapshot_id=self.snapshot_id, checksum=checksum, sessions=chosen
+        )
+
+
+def content_checksum(sessions: Iterable[EvalSession]) -> str:
+    """SHA-256 over the canonical JSON of the sessions (what a DB-sourced run evaluated)."""
+    payload = [asdict(s) for s in sessions]
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _demographics(*, subject_id: int, current_date: dt.date) -> tuple[int | None, str | None]:
+    from ehr.models import Patient
+
+    patient = Patient.objects.filter(subject_id=subject_id).first()
+    if patient is None:
+        return None, None
+    age = patient.anchor_age + current_date.year - patient.anchor_year
+    return age, {"M": "male", "F": "female"}.get(patient.gender, patient.gender)
+
+
+def _turn(*, index: int, fields: dict[str, Any], steps: list[EvalStep], rubric: list[EvalRubric]) -> EvalTurn:
+    return EvalTurn(
+        index=index,
+        task_type=fields["task_type"],
+        subtype=fields.get("subtype"),
+        tool_source=fields["tool_source"],
+        requests={
+            "implicit": {"en": fields["request_implicit_en"], "zh": fields["request_implicit_zh"]},
+            "explicit": {"en": fields["request_explicit_en"], "zh": fields["request_explicit_zh"]},
+        },
+        gold_steps=tuple(steps),
+        answers={"en": fields.get("answer_en", ""), "zh": fields.get("answer_zh", "")},
+        rubric=tuple(rubric),
+    )
+
+
+def _session(*, fields: dict[str, Any], turns: list[EvalTurn]) -> EvalSession:
+    age, sex = _demographics(subject_id=fields["subject_id"], current_date=fields["current_date"])
+    return EvalSession(
+        session_id=fields["session_id"],
+        record_id=fields["record_id"],
+        subject_id=fields["subject_id"],
+        hadm_id=fields["hadm_id"],
+        current_date=fields["current_date"],
+        age=age,
+        sex=sex,
+        scenario=fields["scenario"],
+        tier=fields["tier"],
+        turns=tuple(turns),
+    )
+
+
+def session_from_model(session: Any) -> EvalSession:
+    """One ``scenarios.Session`` (with turns, steps and rubric prefetched or not) as an EvalSession."""
+    turns = []
+    for t in session.turns.all():
+        steps = [EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in t.steps.all()]
+        rubric = [
+            EvalRubric(
+                idx=r.idx, text_en=r.text_en, text_zh=r.text_zh, is_safety=r.is_safety, machine_check=r.machine_check
+            )
+            for r in t.rubric_items.all()
+        ]
+        fields = {name: getattr(t, name) for name in _TURN_FIELDS}
+        turns.append(_turn(index=t.index, fields=fields, steps=steps, rubric=rubric))
+    fields = {name: getattr(session, name) for name in _SESSION_FIELDS}
+    return _session(fields=fields, turns=turns)
+
+
+_TURN_FIELDS = (
+    "task_type",
+    "subtype",
+    "tool_source",
+    "request_implicit_en",
+    "request_explicit_en",
+    "request_implicit_zh",
+    "request_explicit_zh",
+    "answer_en",
+    "answer_zh",
+)
+_SESSION_FIELDS = ("session_id", "record_id", "subject_id", "hadm_id", "current_date", "scenario", "tier")
+
+
+def from_sessions(queryset: Any, *, label: str = "db") -> EvalDataset:
+    """Sessions from the database, in ``record_id`` order (tests and the demo; no snapshot needed)."""
+    rows = queryset.order_by("record_id").prefetch_related("turns__steps", "turns__rubric_items")
+    sessions = tuple(session_from_model(s) for s in rows)
+    return EvalDataset(
+        source="db", label=label, snapshot_id=None, checksum=content_checksum(sessions), sessions=sessions
+    )
+
+
+def approved_sessions() -> Any:
+    """Sessions every turn of which is approved (a partly approved session would break the 4-turn arc)."""
+    from django.db.models import Count, F, Q
+
+    from scenarios.models import Session
+
+    return (
+        Session.objects.annotate(n=Count("turns"), ok=Count("turns", filter=Q(turns__status="approved")))
+        .filter(n__gt=0, n=F("ok"))
+        .order_by("record_id")
+    )
+
+
+def session_from_record(record: dict[str, Any]) -> EvalSession:
+    """One frozen PhysAssistBench record (a snapshot line) as an EvalSession."""
+    from scenarios.pab import parse_record
+
+    parsed = parse_record(record)
+    turns = []
+    for index, t in enumerate(parsed.turns):
+        steps = [EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in t.steps]
+        rubric = [
+            EvalRubric(
+                idx=r.idx, text_en=r.text_en, text_zh=r.text_zh, is_safety=r.is_safety, machine_check=r.machine_check
+            )
+            for r in t.rubric
+        ]
+        turns.append(_turn(index=index, fields=t.fields, steps=steps, rubric=rubric))
+    return _session(fields=parsed.fields, turns=turns)
+
+
+def snapshots_available() -> bool:
+    try:
+        from annotations.models import Snapshot  # noqa: F401
+        from annotations.snapshots import selectors  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def from_snapshot(snapshot: Any) -> EvalDataset:
+    """The frozen sessions of a ready snapshot (``annotations.Snapshot``), checksum = its content checksum."""
+    from annotations.snapshots.selectors import iter_items
+
+    sessions = tuple(session_from_record(json.loads(item.record_json)) for item in iter_items(snapshot=snapshot))
+    return EvalDataset(
+        source="snapshot",
+        label=snapshot.label,
+        snapshot_id=snapshot.pk,
+        checksum=snapshot.content_sha256 or content_checksum(sessions),
+        sessions=sessions,
+    )
+
+
+def resolve_snapshot(ref: str) -> Any:
+    """``latest`` / ``vN`` → a ready Snapshot; raises ``ValueError`` with a clear message."""
+    if not snapshots_available():
+        raise ValueError("snapshots are not available in this installation; use --snapshot none")
+    from annotations.snapshots.errors import SnapshotError
+    from annotations.snapshots.selectors import get_snapshot
+
+    try:
+        return get_snapshot(ref=ref)
+    except SnapshotError as exc:
+        raise ValueError(str(exc)) from None

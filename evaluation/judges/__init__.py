@@ -1,0 +1,1 @@
+"""Judges: the deterministic ``rules`` judge (:mod:`.rules`) and the LLM judge (:mod:`.llm`)."""

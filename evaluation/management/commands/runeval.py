@@ -1,0 +1,240 @@
+"""``manage.py runeval``: evaluate a model on the curated set (see README, "Evaluating a model")."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from evaluation.models import EvalRun
+from evaluation.reports import build_summary, summary_table, write_outputs
+from evaluation.services import (
+    RunOptions,
+    create_run,
+    default_output_dir,
+    execute_run,
+    execute_run_in_processes,
+    execute_run_on_workers,
+    rejudge_run,
+)
+from evaluation.setup import (
+    EvalSetupError,
+    build_agent,
+    build_judge,
+    check_requests,
+    dataset_for_run,
+    load_dataset,
+    parts_for_run,
+)
+
+BOTH = {"en": ("en",), "zh": ("zh",), "both": ("en", "zh")}
+VARIANTS = {"implicit": ("implicit",), "explicit": ("explicit",), "both": ("implicit", "explicit")}
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise CommandError(f"--{name} must be at least 1, got {value}")
+    return value
+
+
+class Command(BaseCommand):
+    help = "Evaluate a model (OpenAI-compatible endpoint or a built-in rules:* baseline) on the benchmark."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--model", help="Model name at the endpoint, or rules:oracle|rules:no-tools|rules:heuristic"
+        )
+        parser.add_argument("--base-url", help="OpenAI-compatible base URL (default: LLM_*_BASE_URL / OPENAI_BASE_URL)")
+        parser.add_argument("--api-key-env", help="Name of the variable holding the API key (default OPENAI_API_KEY)")
+        parser.add_argument(
+            "--snapshot",
+            default="auto",
+            help="latest | vN | none (database sessions). Default: latest ready snapshot, else the database.",
+        )
+        parser.add_argument("--from-db", action="store_true", help="Same as --snapshot none.")
+        parser.add_argument(
+            "--sessions",
+            choices=("approved", "all"),
+            default="approved",
+            help="Database sessions to evaluate without a snapshot: fully approved (default) or all (demo).",
+        )
+        parser.add_argument("--language", choices=tuple(BOTH), default="en")
+        parser.add_argument("--variant", choices=tuple(VARIANTS), default="implicit")
+        parser.add_argument("--trials", type=int, default=1)
+        parser.add_argument("--concurrency", type=int, default=1, help="Sessions evaluated in parallel.")
+        parser.add_argument("--judge", default="rules", help="rules, or a model name for the LLM judge")
+        parser.add_argument("--judge-base-url", help="Endpoint of the LLM judge (default: --base-url)")
+        parser.add_argument("--judge-api-key-env", help="Key variable of the LLM judge (default: --api-key-env)")
+        parser.add_argument("--max-steps", type=int, default=16, help="Tool calls per turn (default 16).")
+        parser.add_argument("--temperature", type=float)
+        parser.add_argument("--reasoning-effort")
+        parser.add_argument("--limit", type=int, help="Only the first N sessions.")
+        parser.add_argument("--resume", type=int, metavar="RUN_ID", help="Finish an interrupted run.")
+        parser.add_argument("--rejudge", type=int, metavar="RUN_ID", help="Rescore a run's answers with --judge.")
+        parser.add_argument(
+            "--workers",
+            choices=("local", "celery"),
+            default="local",
+            help="local: a thread pool here; celery: one task per session job on Celery workers (same resume rules).",
+        )
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=1,
+            help="With --workers local: spread the sessions over N local processes (the --concurrency threads "
+            "are split between them), so model-client work and live tools are not limited to one interpreter lock.",
+        )
+        parser.add_argument("--live-patient", action="store_true", help="Not supported yet (patients are replayed).")
+        parser.add_argument("--output", help="Output folder (default VAR_DIR/runs/run-<id>).")
+        parser.add_argument("--quiet", action="store_true", help="No progress bar.")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        if o["live_patient"]:
+            raise CommandError("--live-patient is not implemented: patient answers are replayed from the gold set")
+        if o["resume"] and o["rejudge"]:
+            raise CommandError("--resume and --rejudge cannot be combined")
+        if o["temperature"] is not None and not 0 <= o["temperature"] <= 2:
+            raise CommandError(f"--temperature must be between 0 and 2, got {o['temperature']}")
+        if o["processes"] != 1 and o["workers"] != "local":
+            raise CommandError("--processes applies to --workers local only")
+        if o["processes"] > o["concurrency"]:
+            raise CommandError(f"--processes ({o['processes']}) cannot exceed --concurrency ({o['concurrency']})")
+        for name in ("trials", "concurrency", "max_steps", "processes"):
+            _positive(name.replace("_", "-"), o[name])
+        if o["limit"] is not None:
+            _positive("limit", o["limit"])
+        try:
+            run = self._rejudge(o) if o["rejudge"] else self._run(o)
+        except EvalSetupError as exc:
+            raise CommandError(str(exc)) from None
+        self._report(run, o)
+
+    # --- modes -------------------------------------------------------------------------------------
+
+    def _stored(self, run_id: int) -> EvalRun:
+        run = EvalRun.objects.filter(pk=run_id).first()
+        if run is None:
+            raise CommandError(f"there is no evaluation run {run_id}")
+        return run
+
+    def _run(self, o: dict[str, Any]) -> EvalRun:
+        if o["resume"]:
+            run = self._stored(o["resume"])
+            if run.rejudge_of_id:
+                raise CommandError(f"run {run.pk} is a rejudge; rejudge its source again instead of resuming it")
+            # The endpoint may have moved since (another port or host): --base-url overrides the stored one.
+            agent, judge, dataset, options = parts_for_run(
+                run,
+                base_url=o["base_url"],
+                api_key_env=o["api_key_env"],
+                concurrency=o["concurrency"],
+                judge_base_url=o["judge_base_url"],
+            )
+        else:
+            if not o["model"]:
+                raise CommandError("--model is required (or --resume RUN_ID / --rejudge RUN_ID)")
+            options = RunOptions(
+                languages=BOTH[o["language"]],
+                variants=VARIANTS[o["variant"]],
+                trials=o["trials"],
+                max_steps=o["max_steps"],
+                concurrency=o["concurrency"],
+                temperature=o["temperature"],
+                reasoning_effort=o["reasoning_effort"],
+                limit=o["limit"],
+            )
+            snapshot = "none" if o["from_db"] else o["snapshot"]
+            dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"]).limited(o["limit"])
+            check_requests(dataset, languages=options.languages, variants=options.variants)
+            agent, endpoint = build_agent(
+                model=o["model"],
+                base_url=o["base_url"],
+                api_key_env=o["api_key_env"],
+                temperature=o["temperature"],
+                reasoning_effort=o["reasoning_effort"],
+                concurrency=o["concurrency"],
+            )
+            judge = self._judge(o["judge"], o, o["base_url"])
+            run = create_run(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=endpoint)
+        total = len(dataset.sessions) * len(options.languages) * len(options.variants) * options.trials
+        total_turns = total * max((len(s.turns) for s in dataset.sessions), default=0)
+        if not o["quiet"]:
+            self.stdout.write(
+                f"Run {run.pk}: {run.model} on {dataset.label} ({len(dataset.sessions)} sessions, "
+                f"{'/'.join(options.languages)}, {'/'.join(options.variants)}, {options.trials} trial(s)), "
+                f"judge {run.judge}"
+            )
+        with self._progress(total_turns, o) as progress:
+            try:
+                if o["workers"] == "celery":
+                    execute_run_on_workers(run=run, dataset=dataset, options=options, progress=progress)
+                elif o["processes"] > 1:
+                    execute_run_in_processes(
+                        run=run,
+                        agent=agent,
+                        judge=judge,
+                        dataset=dataset,
+                        options=options,
+                        processes=o["processes"],
+                        progress=progress,
+                    )
+                else:
+                    execute_run(run=run, agent=agent, judge=judge, dataset=dataset, options=options, progress=progress)
+            except RuntimeError as exc:
+                raise CommandError(f"{exc}; continue with: manage.py runeval --resume {run.pk}") from None
+            except KeyboardInterrupt:
+                raise CommandError(f"interrupted; continue with: manage.py runeval --resume {run.pk}") from None
+        return run
+
+    def _judge(self, name: str, o: dict[str, Any], base_url: str | None) -> Any:
+        return build_judge(
+            judge=name,
+            base_url=o["judge_base_url"] or base_url,
+            api_key_env=o["judge_api_key_env"] or o["api_key_env"],
+            concurrency=o["concurrency"],
+        )
+
+    def _rejudge(self, o: dict[str, Any]) -> EvalRun:
+        source = self._stored(o["rejudge"])
+        dataset = dataset_for_run(source.manifest)
+        judge = self._judge(o["judge"], o, (source.manifest.get("endpoint") or {}).get("base_url"))
+        with self._progress(source.turn_results.count(), o) as progress:
+            return rejudge_run(source=source, judge=judge, dataset=dataset, progress=progress)
+
+    # --- output ------------------------------------------------------------------------------------
+
+    def _progress(self, total: int, o: dict[str, Any]) -> Any:
+        bar = tqdm(total=total, unit="turn", disable=o["quiet"], file=self.stderr._out)
+        lock = threading.Lock()
+
+        class _Ctx:
+            def __enter__(self_inner):
+                def update(n: int) -> None:
+                    with lock:
+                        bar.update(n)
+
+                return update
+
+            def __exit__(self_inner, *exc: object) -> None:
+                bar.close()
+
+        return _Ctx()
+
+    def _report(self, run: EvalRun, o: dict[str, Any]) -> None:
+        run.refresh_from_db()
+        summary = build_summary(run=run)
+        output = Path(o["output"]) if o["output"] else default_output_dir(run)
+        summary_path, turns_path = write_outputs(run=run, output_dir=output, summary=summary)
+        if not o["quiet"]:
+            from rich.console import Console
+
+            Console(file=self.stdout._out, width=160).print(summary_table(summary))
+            errs = summary["errors"]
+            self.stdout.write(
+                f"infra errors: {errs['infra_total']} {errs['infra'] or ''}; invalid tool calls: "
+                f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; judge errors: {errs['judge_errors']}"
+            )
+        self.stdout.write(f"summary: {summary_path}\nturns:   {turns_path}")

@@ -1,0 +1,148 @@
+"""Evaluation runs as records: a manifest per run and the full trace of every evaluated turn.
+
+A ``TurnResult`` is written once, when its turn is finished (trace, judge verdicts, score); a
+resumed run skips the keys it already has, so no model call is repeated for a finished turn.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class EvalStatus(models.TextChoices):
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class EvalRun(models.Model):
+    """``manifest``: model, endpoint host (never a key), parameters, dataset (snapshot id/checksum),
+    tool-schema hash, judge and its prompt hash, code version. ``summary`` is ``summary.json``."""
+
+    model = models.CharField(max_length=200)
+    judge = models.CharField(max_length=200, default="rules")
+    manifest = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=EvalStatus.choices, default=EvalStatus.RUNNING)
+    rejudge_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    summary = models.JSONField(default=dict, blank=True)
+    output_dir = models.CharField(max_length=500, blank=True)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=EvalStatus.values), name="evalrun_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"eval run {self.pk} ({self.model}, {self.status})"
+
+
+class TurnResult(models.Model):
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="turn_results")
+    session_id = models.CharField(max_length=200)
+    turn_index = models.PositiveSmallIntegerField()
+    language = models.CharField(max_length=2)
+    variant = models.CharField(max_length=8)
+    trial = models.PositiveSmallIntegerField(default=0)
+    # Copied from the dataset so metrics and slices need nothing else.
+    scenario = models.CharField(max_length=32)
+    tier = models.PositiveSmallIntegerField()
+    task_type = models.CharField(max_length=2)
+    subtype = models.CharField(max_length=2, null=True, blank=True)
+    tool_source = models.CharField(max_length=8)
+    # Items passed / judged; unscored items (no machine form for the rules judge) are counted apart.
+    passed = models.PositiveSmallIntegerField(default=0)
+    scored = models.PositiveSmallIntegerField(default=0)
+    unscored = models.PositiveSmallIntegerField(default=0)
+    score = models.FloatField(null=True, blank=True, help_text="passed/scored; NULL when nothing was scored")
+    # Model failure vs infrastructure failure (endpoint down, retries exhausted): the latter is kept apart.
+    infra_error = models.CharField(max_length=200, blank=True)
+    trace = models.JSONField(default=dict)
+    verdicts = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "session_id", "language", "variant", "trial", "turn_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "session_id", "turn_index", "language", "variant", "trial"], name="turnresult_unique"
+            ),
+            models.CheckConstraint(condition=Q(language__in=("en", "zh")), name="turnresult_language_valid"),
+            models.CheckConstraint(condition=Q(variant__in=("implicit", "explicit")), name="turnresult_variant_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.session_id}/{self.turn_index} {self.language} {self.variant} #{self.trial}"
+
+
+class CalibrationSample(models.Model):
+    """Rubric items of stored answers drawn for physicians to grade (``calibration.services.draw_sample``).
+
+    ``params`` (runs, per-stratum count, seed) identify the draw: drawing again with the same name and
+    parameters returns this sample unchanged."""
+
+    name = models.CharField(max_length=100, unique=True)
+    params = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"calibration sample {self.name}"
+
+
+class CalibrationItem(models.Model):
+    """One rubric item (``item`` = its idx) of one stored answer, in grading order (``position``)."""
+
+    sample = models.ForeignKey(CalibrationSample, on_delete=models.CASCADE, related_name="items")
+    turn_result = models.ForeignKey(TurnResult, on_delete=models.CASCADE, related_name="calibration_items")
+    item = models.PositiveSmallIntegerField()
+    # "<task type>/<language>/<judge verdict>" the item was drawn from.
+    stratum = models.CharField(max_length=64)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "turn_result", "item"], name="calibrationitem_unique"),
+        ]
+
+
+class GradeLabel(models.TextChoices):
+    PASS = "pass", _("Pass")
+    FAIL = "fail", _("Fail")
+    UNSURE = "unsure", _("Can't tell")
+
+
+class PhysicianGrade(models.Model):
+    """A physician's own verdict on one rubric item of one stored answer (one per grader and item)."""
+
+    turn_result = models.ForeignKey(TurnResult, on_delete=models.CASCADE, related_name="physician_grades")
+    item = models.PositiveSmallIntegerField()
+    grader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="physician_grades")
+    label = models.CharField(max_length=8, choices=GradeLabel.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["turn_result", "item", "grader"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn_result", "item", "grader"], name="physiciangrade_unique"),
+            models.CheckConstraint(condition=Q(label__in=GradeLabel.values), name="physiciangrade_label_valid"),
+        ]
+
+    @property
+    def passed(self) -> bool | None:
+        """True/False for pass/fail; None for "can't tell" (left out of agreement)."""
+        return {GradeLabel.PASS: True, GradeLabel.FAIL: False}.get(self.label)

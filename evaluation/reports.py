@@ -1,0 +1,155 @@
+"""``summary.json`` (the documented contract), ``turns.jsonl`` and the printed table of a run.
+
+``summary.json``::
+
+    {"run_id", "model", "judge", "snapshot", "status", "manifest": {...},
+     "metrics": {"<lang>": {"mRS": {"L1", "L2", "L3", "all"}, "pass_at_turn": {"0.6", "0.75"},
+                            "pass_at_session": {"0.6", "0.75"}, "pass_hat_k": {"1", ...}, "flip_share",
+                            "ci95": {"mRS": [lo, hi], "pass_at_session_0.6": [...], ...},
+                            "safety_failure_rate", "n_sessions", "n_turns", "n_turns_scored",
+                            "n_items_scored", "n_items_unscored"}},
+     "slices": {"language"|"scenario"|"tier"|"task_type"|"subtype"|"tool_source"|"variant": {value: {...}}},
+     "usage": {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "model_calls",
+               "cost_usd", "wall_s", "turn_latency_mean_s", "turn_latency_max_s"},
+     "errors": {"infra": {kind: n}, "infra_total", "invalid_calls", "tool_faults", "replay_misses",
+                "step_limit_turns", "judge_errors"}}
+
+Values are fractions 0–1 (``null`` when nothing could be computed); ``turns.jsonl`` has one object per
+evaluated turn with its full trace and verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from evaluation import metrics
+from evaluation.models import EvalRun, TurnResult
+
+
+def row_of(result: TurnResult) -> dict[str, Any]:
+    trace = result.trace or {}
+    return {
+        "session_id": result.session_id,
+        "turn_index": result.turn_index,
+        "language": result.language,
+        "variant": result.variant,
+        "trial": result.trial,
+        "scenario": result.scenario,
+        "tier": result.tier,
+        "task_type": result.task_type,
+        "subtype": result.subtype,
+        "tool_source": result.tool_source,
+        "score": result.score,
+        "passed": result.passed,
+        "scored": result.scored,
+        "unscored": result.unscored,
+        "infra_error": result.infra_error,
+        "verdicts": result.verdicts,
+        "usage": trace.get("usage") or {},
+        "timing": trace.get("timing") or {},
+        "invalid_calls": trace.get("invalid_calls", 0),
+        "tool_faults": trace.get("tool_faults", 0),
+        "replay_misses": trace.get("replay_misses", 0),
+        "end_reason": trace.get("end_reason"),
+        "judge_error": trace.get("judge_error", ""),
+    }
+
+
+def build_summary(*, run: EvalRun, n_boot: int = 1000) -> dict[str, Any]:
+    rows = [row_of(r) for r in run.turn_results.all()]
+    trials = int((run.manifest.get("parameters") or {}).get("trials") or 1)
+    languages = sorted({r["language"] for r in rows})
+    dataset = run.manifest.get("dataset") or {}
+    wall = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
+    return {
+        "run_id": run.pk,
+        "model": run.model,
+        "judge": run.judge,
+        "snapshot": dataset.get("label"),
+        "status": run.status,
+        "manifest": run.manifest,
+        "metrics": {
+            lang: metrics.language_metrics([r for r in rows if r["language"] == lang], trials=trials, n_boot=n_boot)
+            for lang in languages
+        },
+        "slices": metrics.slices(rows),
+        "usage": {**metrics.usage(rows), "wall_s": round(wall, 3) if wall is not None else None},
+        "errors": metrics.errors(rows),
+    }
+
+
+def turn_line(result: TurnResult) -> dict[str, Any]:
+    return {
+        "run_id": result.run_id,
+        "session_id": result.session_id,
+        "turn_index": result.turn_index,
+        "language": result.language,
+        "variant": result.variant,
+        "trial": result.trial,
+        "scenario": result.scenario,
+        "tier": result.tier,
+        "task_type": result.task_type,
+        "subtype": result.subtype,
+        "tool_source": result.tool_source,
+        "score": result.score,
+        "passed": result.passed,
+        "scored": result.scored,
+        "unscored": result.unscored,
+        "infra_error": result.infra_error,
+        "verdicts": result.verdicts,
+        "trace": result.trace,
+    }
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        write(fh)
+    os.replace(tmp, path)
+
+
+def write_outputs(*, run: EvalRun, output_dir: Path, summary: dict[str, Any]) -> tuple[Path, Path]:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    summary_path, turns_path = output_dir / "summary.json", output_dir / "turns.jsonl"
+    _atomic_write(summary_path, lambda fh: json.dump(summary, fh, ensure_ascii=False, indent=2, default=str))
+
+    def lines(fh: Any) -> None:
+        for result in run.turn_results.all().iterator(chunk_size=500):
+            fh.write(json.dumps(turn_line(result), ensure_ascii=False, default=str) + "\n")
+
+    _atomic_write(turns_path, lines)
+    EvalRun.objects.filter(pk=run.pk).update(summary=summary, output_dir=str(output_dir))
+    return summary_path, turns_path
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def summary_table(summary: dict[str, Any]) -> Any:
+    """A rich Table: one row per language with the paper's columns."""
+    from rich.table import Table
+
+    table = Table(title=f"run {summary['run_id']} · {summary['model']} · judge {summary['judge']} (%)")
+    for name in ("lang", "mRS L1", "L2", "L3", "all", "95% CI", "P@T .60", "P@T .75", "P@S .60", "P@S .75"):
+        table.add_column(name, justify="right")
+    table.add_column("items scored/unscored", justify="right")
+    for lang, m in summary["metrics"].items():
+        ci = m["ci95"]["mRS"]
+        table.add_row(
+            lang,
+            _pct(m["mRS"]["L1"]),
+            _pct(m["mRS"]["L2"]),
+            _pct(m["mRS"]["L3"]),
+            _pct(m["mRS"]["all"]),
+            f"{_pct(ci[0])}–{_pct(ci[1])}" if ci else "—",
+            _pct(m["pass_at_turn"]["0.6"]),
+            _pct(m["pass_at_turn"]["0.75"]),
+            _pct(m["pass_at_session"]["0.6"]),
+            _pct(m["pass_at_session"]["0.75"]),
+            f"{m['n_items_scored']}/{m['n_items_unscored']}",
+        )
+    return table

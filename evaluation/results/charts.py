@@ -1,0 +1,130 @@
+"""Inline SVG charts built in Python (no JS, no network): horizontal bars, a line and a scatter plot.
+
+Every chart has a ``<title>`` and text labels on its marks, so it reads without colour or hover; all
+text is escaped here (the result is marked safe for the template).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+LABEL_W, BAR_W, ROW_H, PAD = 250, 340, 22, 8
+COLOURS = ("#3b82f6", "#d4a72c")
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def bar_chart(*, title: str, bars: list[dict[str, Any]], series: tuple[str, ...] = ("",)) -> SafeString:
+    """``bars``: ``{"label", "values": [fraction|None per series], "note"}``; one group of bars per label."""
+    n_series = len(series)
+    group_h = ROW_H * n_series + 6
+    legend_h = 18 if n_series > 1 else 0
+    top = 26 + legend_h
+    height = top + max(len(bars), 1) * group_h + PAD
+    width = LABEL_W + BAR_W + 70
+    out = [
+        f'<svg class="results-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="0" y="16" font-weight="600">{escape(title)}</text>',
+    ]
+    if n_series > 1:
+        for i, name in enumerate(series):
+            x = LABEL_W + i * 140
+            out.append(f'<rect x="{x}" y="24" width="10" height="10" fill="{COLOURS[i % 2]}"/>')
+            out.append(f'<text x="{x + 14}" y="33">{escape(name)}</text>')
+    for gi, bar in enumerate(bars):
+        y0 = top + gi * group_h
+        label = str(bar["label"]) + (f" ({bar['note']})" if bar.get("note") else "")
+        out.append(f'<text x="{LABEL_W - 6}" y="{y0 + 15}" text-anchor="end">{escape(label)}</text>')
+        for si, value in enumerate(bar["values"]):
+            y = y0 + si * ROW_H
+            w = round(BAR_W * max(0.0, min(value or 0.0, 1.0)), 1)
+            out.append(f'<rect x="{LABEL_W}" y="{y + 3}" width="{w}" height="{ROW_H - 6}" fill="{COLOURS[si % 2]}"/>')
+            out.append(f'<text x="{LABEL_W + w + 4}" y="{y + 15}">{escape(_pct(value))}</text>')
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped
+
+
+def _axes(out: list[str], *, x0: int, y0: int, w: int, h: int, x_label: str, y_label: str) -> None:
+    out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0 + w}" y2="{y0}" stroke="#667"/>')
+    out.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - h}" stroke="#667"/>')
+    out.append(f'<text x="{x0 + w / 2}" y="{y0 + 32}" text-anchor="middle">{escape(x_label)}</text>')
+    out.append(
+        f'<text x="14" y="{y0 - h / 2}" text-anchor="middle" transform="rotate(-90 14 {y0 - h / 2})">'
+        f"{escape(y_label)}</text>"
+    )
+    for frac in (0, 0.5, 1):
+        y = y0 - h * frac
+        out.append(f'<text x="{x0 - 4}" y="{y + 4}" text-anchor="end">{int(frac * 100)}%</text>')
+
+
+def line_chart(
+    *, title: str, series: dict[str, list[tuple[int, float | None]]], x_label: str, y_label: str
+) -> SafeString:
+    """One polyline per series over integer x (e.g. pass^k against k), y a fraction 0–1."""
+    x0, y0, w, h = 60, 200, 380, 160
+    xs = sorted({x for points in series.values() for x, _y in points}) or [1]
+    span = (xs[-1] - xs[0]) or 1
+    width, height = x0 + w + 120, y0 + 44
+    out = [
+        f'<svg class="results-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="0" y="16" font-weight="600">{escape(title)}</text>',
+    ]
+    _axes(out, x0=x0, y0=y0, w=w, h=h, x_label=x_label, y_label=y_label)
+    for x in xs:
+        px = x0 + w * (x - xs[0]) / span if len(xs) > 1 else x0 + w / 2
+        out.append(f'<text x="{px}" y="{y0 + 16}" text-anchor="middle">{x}</text>')
+    for si, (name, points) in enumerate(series.items()):
+        colour = COLOURS[si % 2]
+        coords = []
+        for x, y in points:
+            if y is None:
+                continue
+            px = x0 + w * (x - xs[0]) / span if len(xs) > 1 else x0 + w / 2
+            py = y0 - h * y
+            coords.append(f"{px:.1f},{py:.1f}")
+            out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"/>')
+            out.append(f'<text x="{px + 5:.1f}" y="{py - 5:.1f}">{escape(_pct(y))}</text>')
+        if coords:
+            out.append(f'<polyline fill="none" stroke="{colour}" points="{" ".join(coords)}"/>')
+        out.append(f'<text x="{x0 + w + 10}" y="{40 + 16 * si}" fill="{colour}">{escape(name)}</text>')
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped
+
+
+def scatter_chart(*, title: str, points: list[dict[str, Any]], x_label: str, y_label: str) -> SafeString:
+    """``points``: ``{"label", "x" (e.g. cost), "y" (fraction)}``; points without x or y are listed apart."""
+    x0, y0, w, h = 60, 220, 420, 180
+    placed = [p for p in points if p.get("x") is not None and p.get("y") is not None]
+    x_max = max((p["x"] for p in placed), default=0) or 1
+    width, height = x0 + w + 160, y0 + 44
+    out = [
+        f'<svg class="results-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="0" y="16" font-weight="600">{escape(title)}</text>',
+    ]
+    _axes(out, x0=x0, y0=y0, w=w, h=h, x_label=x_label, y_label=y_label)
+    out.append(f'<text x="{x0}" y="{y0 + 16}" text-anchor="middle">0</text>')
+    out.append(f'<text x="{x0 + w}" y="{y0 + 16}" text-anchor="middle">{escape(f"{x_max:.4g}")}</text>')
+    labels: list[tuple[float, float]] = []
+    for p in placed:
+        px, py = x0 + w * p["x"] / x_max, y0 - h * p["y"]
+        ly = py - 6
+        while any(abs(px - lx) < 150 and abs(ly - other) < 13 for lx, other in labels):
+            ly += 13  # runs with equal figures: stack their labels instead of overprinting them
+        labels.append((px, ly))
+        out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{COLOURS[0]}"/>')
+        out.append(f'<text x="{px + 6:.1f}" y="{ly:.1f}">{escape(p["label"])} ({escape(_pct(p["y"]))})</text>')
+    if not placed:
+        out.append(f'<text x="{x0 + 10}" y="{y0 - h / 2}">—</text>')
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped

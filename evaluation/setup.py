@@ -1,0 +1,202 @@
+"""Building a run's parts from command arguments, with clear errors before any work starts.
+
+Every function here raises :class:`EvalSetupError` (a ``ValueError``) with a message naming the bad
+argument: a missing snapshot, an empty selection, a missing API key variable, an endpoint that does
+not answer.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from evaluation import dataset as ds
+from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
+from evaluation.agents.rules import rules_agent
+from evaluation.judges.llm import LLMJudge
+from evaluation.judges.rules import RulesJudge
+from evaluation.services import RunOptions
+from physreview.llm import LLMClient, LLMConfigError
+
+
+class EvalSetupError(ValueError):
+    pass
+
+
+def load_dataset(*, snapshot: str, sessions: str = "approved") -> ds.EvalDataset:
+    """``snapshot``: ``auto`` (latest ready snapshot, else approved DB sessions), ``latest``, ``vN``, ``none``.
+
+    With ``none`` (or ``auto`` and no snapshot yet) the sessions come from the database: those whose
+    every turn is approved, or all of them with ``sessions="all"`` (the demo).
+    """
+    ref = snapshot.strip().lower()
+    if ref not in {"auto", "none"}:
+        try:
+            return ds.from_snapshot(ds.resolve_snapshot(ref))
+        except ValueError as exc:
+            raise EvalSetupError(f"--snapshot {snapshot}: {exc}") from None
+    if ref == "auto" and ds.snapshots_available():
+        try:
+            return ds.from_snapshot(ds.resolve_snapshot("latest"))
+        except ValueError:
+            pass  # no ready snapshot yet: evaluate from the database
+    from scenarios.models import Session
+
+    if sessions == "all":
+        data = ds.from_sessions(Session.objects.all(), label="db:all")
+    elif sessions == "approved":
+        data = ds.from_sessions(ds.approved_sessions(), label="db:approved")
+    else:
+        raise EvalSetupError(f"--sessions {sessions!r}: expected 'approved' or 'all'")
+    if not data.sessions:
+        hint = " (try --sessions all to evaluate every session, e.g. on the demo)" if sessions == "approved" else ""
+        raise EvalSetupError(f"no {sessions} sessions in the database to evaluate{hint}")
+    return data
+
+
+def check_requests(dataset: ds.EvalDataset, *, languages: tuple[str, ...], variants: tuple[str, ...]) -> None:
+    """Every turn has a request in each chosen language (a snapshot may be frozen in one language only)."""
+    for session in dataset.sessions:
+        for turn in session.turns:
+            for language in languages:
+                if not any(turn.request(variant=v, language=language).strip() for v in variants):
+                    raise EvalSetupError(
+                        f"session {session.session_id} turn {turn.index} has no {language} request in "
+                        f"{dataset.label}; choose --language {'en' if language == 'zh' else 'zh'}"
+                    )
+
+
+def dataset_for_run(manifest: dict[str, Any]) -> ds.EvalDataset:
+    """The dataset a stored run evaluated (for --resume / --rejudge); refuses one whose content changed."""
+    info = manifest.get("dataset") or {}
+    if info.get("source") == "snapshot":
+        data = load_dataset(snapshot=str(info.get("label")))
+        ids = info.get("session_ids") or []
+        chosen = tuple(s for s in data.sessions if s.session_id in set(ids))
+        return ds.EvalDataset(data.source, data.label, data.snapshot_id, data.checksum, chosen)
+    from scenarios.models import Session
+
+    ids = info.get("session_ids") or []
+    data = ds.from_sessions(Session.objects.filter(session_id__in=ids), label=info.get("label", "db"))
+    order = {sid: i for i, sid in enumerate(ids)}
+    sessions = tuple(sorted(data.sessions, key=lambda s: order[s.session_id]))
+    checksum = ds.content_checksum(sessions)
+    if checksum != info.get("checksum") or len(sessions) != len(ids):
+        raise EvalSetupError(
+            "the database sessions this run evaluated have changed since (checksum differs); "
+            "it cannot be resumed or rejudged against other content"
+        )
+    return ds.EvalDataset("db", data.label, None, checksum, sessions)
+
+
+def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise EvalSetupError(
+            f"the endpoint {parts.scheme}://{parts.hostname}:{port} is unreachable ({exc.strerror or exc})"
+        ) from None
+
+
+def _client(config: Any) -> LLMClient:
+    try:
+        return LLMClient(config=config)
+    except LLMConfigError as exc:
+        raise EvalSetupError(str(exc)) from None
+
+
+def build_agent(
+    *,
+    model: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    temperature: float | None,
+    reasoning_effort: str | None,
+    concurrency: int,
+) -> tuple[Any, dict[str, Any] | None]:
+    """``(agent, endpoint info for the manifest)``; built-in ``rules:*`` agents need no endpoint."""
+    if model.startswith("rules:"):
+        try:
+            return rules_agent(model), None
+        except ValueError as exc:
+            raise EvalSetupError(f"--model: {exc}") from None
+    try:
+        config = llm_config(
+            model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature, concurrency=concurrency
+        )
+    except LLMConfigError as exc:
+        raise EvalSetupError(str(exc)) from None
+    client = _client(config)
+    check_reachable(config.base_url)
+    agent = OpenAIAgent(client=client, temperature=temperature, reasoning_effort=reasoning_effort)
+    return agent, endpoint_info(config)
+
+
+def build_judge(*, judge: str, base_url: str | None, api_key_env: str | None, concurrency: int) -> Any:
+    if judge == "rules":
+        return RulesJudge()
+    try:
+        config = llm_config(
+            model=judge,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            temperature=0,
+            concurrency=concurrency,
+            role="judge",
+        )
+    except LLMConfigError as exc:
+        raise EvalSetupError(f"--judge: {exc}") from None
+    client = _client(config)
+    check_reachable(config.base_url)
+    return LLMJudge(client=client)
+
+
+def options_for_run(run: Any, *, concurrency: int | None = None) -> RunOptions:
+    params = dict(run.manifest.get("parameters") or {})
+    params["languages"], params["variants"] = tuple(params["languages"]), tuple(params["variants"])
+    if concurrency is not None:
+        params["concurrency"] = concurrency
+    return RunOptions(**params)
+
+
+def parts_for_run(
+    run: Any,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    concurrency: int | None = None,
+    judge_base_url: str | None = None,
+) -> tuple[Any, Any, ds.EvalDataset, RunOptions]:
+    """``(agent, judge, dataset, options)`` of a stored run, rebuilt from its manifest (resume, workers).
+
+    ``base_url`` / ``api_key_env`` override the stored endpoint (it may have moved; a judge that lived
+    on the same endpoint moves with it unless ``judge_base_url`` says otherwise); the key itself is read
+    from the environment of the process that runs the jobs.
+    """
+    options = options_for_run(run, concurrency=concurrency)
+    endpoint = run.manifest.get("endpoint") or {}
+    dataset = dataset_for_run(run.manifest)
+    agent, _ = build_agent(
+        model=run.model,
+        base_url=base_url or endpoint.get("base_url"),
+        api_key_env=api_key_env or endpoint.get("api_key_env"),
+        temperature=options.temperature,
+        reasoning_effort=options.reasoning_effort,
+        concurrency=options.concurrency,
+    )
+    judge_info = run.manifest.get("judge") or {}
+    judge_endpoint = judge_info.get("endpoint") or {}
+    stored_judge_url = judge_endpoint.get("base_url")
+    if judge_base_url is None and base_url and stored_judge_url == endpoint.get("base_url"):
+        judge_base_url = base_url
+    judge = build_judge(
+        judge=judge_info.get("name", "rules"),
+        base_url=judge_base_url or stored_judge_url or base_url or endpoint.get("base_url"),
+        api_key_env=judge_endpoint.get("api_key_env") or api_key_env or endpoint.get("api_key_env"),
+        concurrency=options.concurrency,
+    )
+    return agent, judge, dataset, options

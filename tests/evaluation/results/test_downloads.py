@@ -1,0 +1,96 @@
+"""CSV / JSON / LaTeX downloads and the results_table command."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from evaluation.models import EvalRun, TurnResult
+
+
+def _body(response) -> str:
+    if response.streaming:
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+def test_leaderboard_csv_and_json_parse_and_equal_summary(reviewer_client, runs):
+    text = _body(reviewer_client.get(reverse("evaluation:leaderboard_download", args=["csv"])))
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(text))}
+    data = {
+        r["id"]: r
+        for r in json.loads(_body(reviewer_client.get(reverse("evaluation:leaderboard_download", args=["json"]))))
+    }
+    for run, summary in runs.values():
+        expected = summary["metrics"]["zh"]["pass_at_session"]["0.75"]
+        assert float(rows[run.pk]["zh_S75"]) == expected and data[run.pk]["zh_S75"] == expected
+        assert data[run.pk]["en_L2"] == summary["metrics"]["en"]["mRS"]["L2"]
+    assert reviewer_client.get(reverse("evaluation:leaderboard_download", args=["xls"])).status_code == 404
+
+
+def test_run_downloads(reviewer_client, runs):
+    run, summary = runs["oracle"]
+    assert json.loads(_body(reviewer_client.get(reverse("evaluation:run_download", args=[run.pk, "json"])))) == summary
+    response = reviewer_client.get(reverse("evaluation:run_download", args=[run.pk, "csv"]))
+    assert 'filename="run-' in response["Content-Disposition"]
+    lines = list(csv.DictReader(io.StringIO(_body(response))))
+    assert len(lines) == TurnResult.objects.filter(run=run).count()
+    assert {line["language"] for line in lines} == {"en", "zh"}
+
+
+def test_latex_table_in_the_papers_layout(runs, capsys):
+    (oracle, so), (heuristic, _sh) = runs["oracle"], runs["heuristic"]
+    call_command("results_table", "--runs", f"{heuristic.pk},{oracle.pk}")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == r"\begin{tabular}{l" + "c" * 14 + "}" and out[1] == r"\toprule"
+    assert out[2] == r" & \multicolumn{7}{c}{EN} & \multicolumn{7}{c}{ZH} \\"
+    assert out[4] == r"Model & " + " & ".join(["L1", "L2", "L3", "@T60", "@S60", "@T75", "@S75"] * 2) + r" \\"
+    assert out[5] == r"\midrule" and out[-2:] == [r"\bottomrule", r"\end{tabular}"]
+    body = out[6:8]
+    assert body[0].startswith(r"rules:heuristic & ") and body[1].startswith(r"rules:oracle & ")
+    cells = body[1].removesuffix(r" \\").split(" & ")
+    m_en, m_zh = so["metrics"]["en"], so["metrics"]["zh"]
+    assert cells[1] == f"{100 * m_en['mRS']['L1']:.1f}" and cells[8] == f"{100 * m_zh['mRS']['L1']:.1f}"
+    assert cells[7] == f"{100 * m_en['pass_at_session']['0.75']:.1f}" and len(cells) == 15
+
+
+def test_markdown_and_csv_formats_and_latest(runs, capsys):
+    call_command("results_table", "--latest", "1", "--format", "markdown")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| Model | EN L1 |") and len(out) == 3
+    call_command("results_table", "--format", "csv")
+    assert len(list(csv.DictReader(io.StringIO(capsys.readouterr().out)))) == 2
+
+
+def test_latex_escapes_model_names(runs, capsys):
+    run, _ = runs["oracle"]
+    EvalRun.objects.filter(pk=run.pk).update(model="gpt_4o & co 100%")
+    run.refresh_from_db()
+    run.summary = {**run.summary, "model": "gpt_4o & co 100%"}
+    run.save()
+    call_command("results_table", "--runs", str(run.pk))
+    assert r"gpt\_4o \& co 100\% & " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--runs", "999998,999999"], "unknown run id(s): 999998, 999999"),
+        (["--runs", "1,x"], "expected comma-separated run ids"),
+        (["--latest", "0"], "--latest must be at least 1"),
+    ],
+)
+def test_command_errors(db, args, message):
+    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call_command("results_table", *args)
+
+
+def test_command_refuses_unfinished_runs_and_empty_db(db):
+    with pytest.raises(CommandError, match="no finished run"):
+        call_command("results_table")
+    run = EvalRun.objects.create(model="m")
+    with pytest.raises(CommandError, match=f"not finished: {run.pk}"):
+        call_command("results_table", "--runs", str(run.pk))

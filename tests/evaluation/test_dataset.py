@@ -1,0 +1,43 @@
+"""Loaders: DB sessions and frozen PhysAssistBench records give the same EvalSession; replay keys."""
+
+import json
+
+import pytest
+
+from evaluation.dataset import from_sessions, session_from_record
+from evaluation.replay import ReplayBook, normalise_arguments
+from scenarios.models import Session
+from scenarios.pab import dumps_record, session_to_record
+
+
+def test_snapshot_record_and_db_give_the_same_session(sessions):
+    qs = Session.objects.filter(pk=sessions[0].pk)
+    from_db = from_sessions(qs).sessions[0]
+    row = qs.prefetch_related("turns__steps", "turns__rubric_items").get()
+    from_record = session_from_record(json.loads(dumps_record(session_to_record(row))))
+    assert from_record == from_db
+    assert from_db.age is not None and from_db.sex in {"male", "female"}
+    assert len(from_db.turns) == 4 and all(t.rubric for t in from_db.turns)
+
+
+def test_replay_normalises_arguments():
+    assert normalise_arguments({"medication": " Furosemide ", "question": "How?", "session_id": "x"}) == (
+        '{"medication": "furosemide"}'
+    )
+    assert normalise_arguments({"topic": None, "language": "zh"}) == "{}"
+    book = ReplayBook(answers={("patient.get_medication_adherence", '{"medication": "furosemide"}'): {"answer": "ok"}})
+    hit = book.answer(tool="patient.get_medication_adherence", arguments={"medication": "FUROSEMIDE"}, language="en")
+    assert hit == ({"answer": "ok"}, True)
+    miss, ok = book.answer(tool="patient.get_medication_adherence", arguments={}, language="zh")
+    assert not ok and miss["answer"] == "这个我不太清楚，也说不出更多了。"
+
+
+def test_a_missing_language_is_refused_before_any_work(sessions):
+    from evaluation.setup import EvalSetupError, check_requests
+
+    data = from_sessions(Session.objects.filter(pk=sessions[0].pk))
+    check_requests(data, languages=("en", "zh"), variants=("implicit",))
+    Session.objects.get(pk=sessions[0].pk).turns.update(request_implicit_zh="", request_explicit_zh="")
+    data = from_sessions(Session.objects.filter(pk=sessions[0].pk))
+    with pytest.raises(EvalSetupError, match="no zh request"):
+        check_requests(data, languages=("zh",), variants=("implicit", "explicit"))

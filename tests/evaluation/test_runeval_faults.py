@@ -1,0 +1,92 @@
+"""Fault cases against the scripted server: each run completes and records what happened."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from evaluation.models import EvalRun, TurnResult
+from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, tool_call
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("H6_FAKE_KEY", "sk-fake-123456789")
+    monkeypatch.setenv("LLM_MODEL_UNDER_TEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("LLM_MODEL_UNDER_TEST_TIMEOUT", "0.5")
+
+
+def _run(tmp_path, responder, *args):
+    with FakeOpenAIServer(responder=responder) as server:
+        call_command(
+            "runeval",
+            "--model",
+            "fault-model",
+            "--base-url",
+            server.base_url,
+            "--api-key-env",
+            "H6_FAKE_KEY",
+            "--sessions",
+            "all",
+            "--limit",
+            "1",
+            "--quiet",
+            "--output",
+            str(tmp_path),
+            *args,
+        )
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    return summary, list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
+
+
+def _nth(n, fault):
+    """Answer plainly, except the n-th request (1-based) gets ``fault``."""
+    seen = []
+
+    def responder(payload):
+        seen.append(1)
+        return fault if len(seen) == n else completion(content="Creatinine 1.4 mg/dL.")
+
+    return responder
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        (Scripted(body=completion(content="late").body, delay_s=2.0), "timeout"),
+        (Scripted(drop=True), "connection"),
+        (Scripted(status=500, body={"error": {"message": "boom"}}), "http_500"),
+        (Scripted(body="{not json"), "malformed_response"),
+    ],
+)
+def test_endpoint_faults_are_infra_errors(sessions, tmp_path, fault, kind):
+    summary, results = _run(tmp_path, _nth(2, fault))
+    assert results[0].infra_error == "" and results[0].score is not None
+    assert results[1].infra_error == kind and results[1].score is None
+    assert summary["errors"]["infra"] == {kind: 1}
+    assert EvalRun.objects.get(pk=summary["run_id"]).status == "finished"
+    # Scores leave the infra error out rather than counting it as a model failure.
+    assert summary["metrics"]["en"]["n_turns_scored"] == 1
+
+
+def test_unknown_tool_bad_json_empty_and_huge_answers(sessions, tmp_path):
+    huge = "Creatinine 1.4 mg/dL. " + "x" * 200_000
+    replies = iter(
+        [
+            completion(
+                tool_calls=[tool_call(name="No_such_tool", arguments={}), tool_call(name="Patient_read", arguments="{")]
+            ),
+            completion(content=""),
+            completion(content=huge),
+            completion(content=""),
+            completion(content="ok"),
+        ]
+    )
+    summary, results = _run(tmp_path, lambda payload: next(replies))
+    first = results[0].trace
+    assert first["invalid_calls"] == 2 and first["answer"] == ""
+    errors = [c["observation"]["error"] for c in first["steps"][0]["calls"]]
+    assert "unknown tool" in errors[0] and "not valid JSON" in errors[1]
+    assert results[1].trace["answer"] == huge and results[1].score is not None
+    assert all(r.infra_error == "" for r in results)
+    assert summary["errors"]["invalid_calls"] == 2
