@@ -29,8 +29,8 @@ from evaluation import metrics
 from evaluation.models import EvalRun, TurnResult
 
 
-def row_of(result: TurnResult) -> dict[str, Any]:
-    trace = result.trace or {}
+def _identity(result: TurnResult) -> dict[str, Any]:
+    """What identifies and slices a turn result, and its score: shared by summary rows and turns.jsonl."""
     return {
         "session_id": result.session_id,
         "turn_index": result.turn_index,
@@ -48,6 +48,13 @@ def row_of(result: TurnResult) -> dict[str, Any]:
         "unscored": result.unscored,
         "infra_error": result.infra_error,
         "verdicts": result.verdicts,
+    }
+
+
+def row_of(result: TurnResult) -> dict[str, Any]:
+    trace = result.trace or {}
+    return {
+        **_identity(result),
         "usage": trace.get("usage") or {},
         "timing": trace.get("timing") or {},
         "invalid_calls": trace.get("invalid_calls", 0),
@@ -82,26 +89,7 @@ def build_summary(*, run: EvalRun, n_boot: int = 1000) -> dict[str, Any]:
 
 
 def turn_line(result: TurnResult) -> dict[str, Any]:
-    return {
-        "run_id": result.run_id,
-        "session_id": result.session_id,
-        "turn_index": result.turn_index,
-        "language": result.language,
-        "variant": result.variant,
-        "trial": result.trial,
-        "scenario": result.scenario,
-        "tier": result.tier,
-        "task_type": result.task_type,
-        "subtype": result.subtype,
-        "tool_source": result.tool_source,
-        "score": result.score,
-        "passed": result.passed,
-        "scored": result.scored,
-        "unscored": result.unscored,
-        "infra_error": result.infra_error,
-        "verdicts": result.verdicts,
-        "trace": result.trace,
-    }
+    return {"run_id": result.run_id, **_identity(result), "trace": result.trace}
 
 
 def _atomic_write(path: Path, write: Any) -> None:

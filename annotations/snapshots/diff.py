@@ -16,30 +16,11 @@ from typing import Any
 from annotations.models import Snapshot
 from annotations.snapshots.rows import answers, field_of
 from annotations.snapshots.selectors import iter_items
-from scenarios.pab.schema import EXTENSION_FIELD
+from scenarios.pab.schema import EXTENSION_FIELD, PER_TURN_FIELDS
 from scenarios.pab.verbatim import same_json
 
 # Top-level PAB fields holding one entry per turn: compared turn by turn, not as session fields.
-PER_TURN = {
-    "tasks",
-    "tasks_en",
-    "tasks_explicit",
-    "tasks_en_explicit",
-    "tasks_zh",
-    "tasks_zh_explicit",
-    "messages",
-    "messages_en",
-    "messages_zh",
-    "answer_list",
-    "turn_types",
-    "task_types",
-    "task_sequence",
-    "turn_subtypes",
-    "tool_sources",
-    "workup_modes",
-    "rubrics",
-    "rubrics_zh",
-}
+PER_TURN = frozenset(PER_TURN_FIELDS)
 
 
 @dataclass

@@ -59,6 +59,27 @@ FIELD_ORDER = (
     "patient_agent_annotations",
     "generated_at",
 )
+# Fields holding one entry per turn (in FIELD_ORDER's order): snapshot diffs compare them turn by turn.
+PER_TURN_FIELDS = (
+    "tasks",
+    "tasks_en",
+    "tasks_explicit",
+    "tasks_en_explicit",
+    "tasks_zh",
+    "tasks_zh_explicit",
+    "messages",
+    "messages_en",
+    "messages_zh",
+    "answer_list",
+    "turn_types",
+    "task_types",
+    "task_sequence",
+    "turn_subtypes",
+    "tool_sources",
+    "workup_modes",
+    "rubrics",
+    "rubrics_zh",
+)
 EXTENSION_FIELD = "physreview"
 EXTENSION_FORMAT = 1
 # English duplicates: alias → primary. The primary is stored; a differing alias is kept verbatim.
