@@ -245,7 +245,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "PhysReview API",
-    "DESCRIPTION": "Sessions, turns, review actions and curated snapshots. See README.md, section API.",
+    "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs. See README.md, section API.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/",
@@ -254,7 +254,11 @@ SPECTACULAR_SETTINGS = {
     # No call-out to the public validator badge: the docs page stays offline.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"ScenarioEnum": "scenarios.models.Scenario"},
+    "ENUM_NAME_OVERRIDES": {
+        "ScenarioEnum": "scenarios.models.Scenario",
+        "SnapshotStatusEnum": "annotations.models.SnapshotStatus",
+        "EvalRunStatusEnum": "evaluation.models.EvalStatus",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------------------------

@@ -76,6 +76,9 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("api:snapshot-list", None): (401, 403, 200, 200),  # adjudicators and admins only
     ("api:snapshot-detail", "snapshot"): (401, 403, 200, 200),
     ("api:snapshot-file", "snapshot_file"): (401, 403, 200, 200),
+    ("api:run-list", None): (401, 200, 200, 200),  # every logged-in role reads results
+    ("api:run-detail", "eval_run"): (401, 200, 200, 200),
+    ("api:run-turn-list", "api_run_turns"): (401, 200, 200, 200),
     ("api/^.*$", None): (404, 404, 404, 404),  # any other path under /api/: the API's JSON 404
     # Results: every logged-in role (compare without ?a=&b= is a 400 asking for two runs).
     ("evaluation:leaderboard", None): (LOGIN, 200, 200, 200),
@@ -189,6 +192,7 @@ def world(demo_cohort, settings, tmp_path):
             "api_session_assigned": {"pk": assigned.pk},
             "api_session_unassigned": {"pk": unassigned.session_id},
             "eval_run": {"pk": eval_run.pk},
+            "api_run_turns": {"run_pk": eval_run.pk},
             "eval_run_csv": {"pk": eval_run.pk, "fmt": "csv"},
             "eval_turn": {"pk": eval_run.pk, "result_pk": eval_turn.pk},
             "leaderboard_csv": {"fmt": "csv"},

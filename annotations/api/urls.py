@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from annotations.api import snapshots, views
+from evaluation.api import EvalRunViewSet, TurnResultViewSet
 
 app_name = "api"
 
@@ -13,6 +14,8 @@ router.include_format_suffixes = False
 router.register("sessions", views.SessionViewSet, basename="session")
 router.register("turns", views.TurnViewSet, basename="turn")
 router.register("snapshots", snapshots.SnapshotViewSet, basename="snapshot")
+router.register("runs", EvalRunViewSet, basename="run")
+router.register(r"runs/(?P<run_pk>[0-9]+)/turns", TurnResultViewSet, basename="run-turn")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
