@@ -7,12 +7,16 @@ from datetime import date, datetime
 from django.db.models import Count, Max, Min, Q
 from django.http import Http404
 
+from ehr.fhir.codes import VITAL_ITEMIDS
 from ehr.fhir.context import visibility_cutoff
+from ehr.fhir.notes import Section, split_sections
 from ehr.models import (
     Admission,
+    ChartEvent,
     DiagnosisIcd,
     DIcdDiagnosis,
     DischargeNote,
+    DItem,
     DLabItem,
     LabEvent,
     MicrobiologyEvent,
@@ -70,6 +74,56 @@ class LabSeries:
     @property
     def abnormal(self) -> bool:
         return any(p.flag for p in self.points)
+
+
+@dataclass
+class VitalSeries:
+    label: str
+    unit: str
+    points: list[ChartEvent]
+
+    @property
+    def latest(self) -> ChartEvent:
+        return self.points[-1]
+
+
+@dataclass
+class NoteSections:
+    kind: str  # "discharge" | "radiology"
+    note_id: str
+    charttime: datetime
+    sections: list[Section]
+
+
+def vital_series(*, hadm_id: int, before: datetime) -> list[VitalSeries]:
+    """The admission's routine vital signs per item (the FHIR tools' vital-sign item ids), oldest first."""
+    events = list(
+        ChartEvent.objects.filter(hadm_id=hadm_id, itemid__in=VITAL_ITEMIDS, charttime__lt=before)
+        .only("itemid", "charttime", "value", "valuenum", "valueuom")
+        .order_by("charttime")
+    )
+    labels = dict(DItem.objects.filter(itemid__in={e.itemid for e in events}).values_list("itemid", "label"))
+    grouped: dict[int, list[ChartEvent]] = defaultdict(list)
+    for event in events:
+        grouped[event.itemid].append(event)
+    series = [
+        VitalSeries(
+            label=labels.get(itemid) or f"item {itemid}",
+            unit=next((p.valueuom for p in points if p.valueuom), ""),
+            points=points,
+        )
+        for itemid, points in grouped.items()
+    ]
+    return sorted(series, key=lambda s: s.label)
+
+
+def note_sections(*, hadm_id: int, before: datetime) -> list[NoteSections]:
+    """The admission's notes written before ``before`` (notes are visible from their charttime), in sections."""
+    notes = []
+    for kind, model in (("discharge", DischargeNote), ("radiology", RadiologyNote)):
+        for note in model.objects.filter(hadm_id=hadm_id, charttime__lt=before).order_by("charttime", "note_seq"):
+            notes.append(NoteSections(kind, note.note_id, note.charttime, split_sections(note.text, kind=kind)))
+    return sorted(notes, key=lambda n: n.charttime)
 
 
 def diagnoses_with_titles(*, hadm_id: int) -> list[dict]:
@@ -168,4 +222,11 @@ def admission_evidence(*, subject_id: int, hadm_id: int, current_date: date) -> 
             .order_by("starttime", "drug")
         ),
         "diagnoses": diagnoses_with_titles(hadm_id=hadm_id),
+        "vitals": vital_series(hadm_id=hadm_id, before=cutoff),
+        "micro": list(
+            MicrobiologyEvent.objects.filter(hadm_id=hadm_id)
+            .filter(Q(charttime__lt=cutoff) | Q(charttime__isnull=True, chartdate__lt=cutoff))
+            .order_by("chartdate", "charttime", "microevent_id")
+        ),
+        "notes": note_sections(hadm_id=hadm_id, before=cutoff),
     }

@@ -24,6 +24,7 @@ from ehr.fhir.params import clean_arguments
 from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
 from evaluation.dataset import EvalSession, EvalTurn
 from evaluation.replay import ReplayBook
+from scenarios.patient.responder import make_patient_responder
 
 DEFAULT_MAX_STEPS = 16
 _TOOL_FAULT_HINT = "problem of the tool"
@@ -82,7 +83,7 @@ def _assistant_message(reply: AgentReply) -> dict[str, Any]:
 class ToolRunner:
     """Executes one session's tool calls: live EHR, simulated writes, replayed patient."""
 
-    def __init__(self, *, session: EvalSession, language: str) -> None:
+    def __init__(self, *, session: EvalSession, language: str, live_patient: bool = False) -> None:
         self.context = ToolContext(
             current_date=session.current_date,
             subject_id=session.subject_id,
@@ -91,6 +92,8 @@ class ToolRunner:
         )
         self.language = language
         self.book = ReplayBook.for_session(session)
+        # --live-patient: the generator's record-grounded patient answers instead of the reviewed replay.
+        self.live_patient = make_patient_responder(default_language=language) if live_patient else None
 
     def run(self, call: AgentCall) -> dict[str, Any]:
         """``{"name", "kind", "observation", "invalid", "tool_fault", "replay", "tool_s"}``."""
@@ -102,7 +105,8 @@ class ToolRunner:
             observation: Any = execute_tool(name=call.name, arguments=call.arguments_raw, context=self.context)
         elif kind == "patient":
             observation = self._patient(canonical, call)
-            record["replay"] = "hit" if observation.pop("_hit", False) else "miss"
+            hit = observation.pop("_hit", False)
+            record["replay"] = "live" if self.live_patient else ("hit" if hit else "miss")
         else:
             observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
         is_error = isinstance(observation, dict) and "error" in observation and len(observation) == 2
@@ -123,6 +127,13 @@ class ToolRunner:
             )
         except ToolError as exc:
             return exc.as_dict()
+        if self.live_patient is not None:
+            live = {k: v for k, v in args.items() if v is not None}
+            live["language"] = self.language
+            try:
+                return self.live_patient(tool=tool, arguments=live, context=self.context)
+            except ToolError as exc:
+                return exc.as_dict()
         observation, hit = self.book.answer(
             tool=tool, arguments={k: v for k, v in args.items() if v is not None}, language=self.language
         )

@@ -1,4 +1,4 @@
-"""Patient replay: patient tools are answered from the reviewed gold patient answers, never live.
+"""Patient replay: patient tools are answered from the reviewed gold patient answers (``--live-patient`` opts out).
 
 A call matches a gold answer when the tool name and the *normalised* arguments are equal.
 Normalising drops what the harness fills in or what is free wording (``session_id``,

@@ -50,6 +50,7 @@ class RunOptions:
     temperature: float | None = None
     reasoning_effort: str | None = None
     limit: int | None = None
+    live_patient: bool = False  # patient tools answered by the record-grounded rules patient, not replay
 
 
 def code_version() -> str:
@@ -195,6 +196,7 @@ def run_job(
     trial: int,
     max_steps: int,
     progress: Progress | None = None,
+    live_patient: bool = False,
 ) -> None:
     key = {"language": language, "variant": variant, "trial": trial}
     done = {
@@ -204,7 +206,7 @@ def run_job(
         )
     }
     history = session_history(session=session, language=language)
-    runner = ToolRunner(session=session, language=language)
+    runner = ToolRunner(session=session, language=language, live_patient=live_patient)
     for turn in session.turns:
         previous = done.get(turn.index)
         if previous is not None and not previous.infra_error:
@@ -301,7 +303,14 @@ def execute_run(
     """Play every job of the run (skipping finished turns); marks the run finished or failed."""
     EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
     todo = jobs(dataset=dataset, options=options)
-    common = {"run": run, "agent": agent, "judge": judge, "max_steps": options.max_steps, "progress": progress}
+    common = {
+        "run": run,
+        "agent": agent,
+        "judge": judge,
+        "max_steps": options.max_steps,
+        "progress": progress,
+        "live_patient": options.live_patient,
+    }
     try:
         if options.concurrency <= 1:
             for session, language, variant, trial in todo:
@@ -386,7 +395,14 @@ def execute_run_in_processes(
             counter.value += 1
         return todo[index] if index < len(todo) else None
 
-    common = {"run": run, "agent": agent, "judge": judge, "max_steps": options.max_steps, "progress": None}
+    common = {
+        "run": run,
+        "agent": agent,
+        "judge": judge,
+        "max_steps": options.max_steps,
+        "progress": None,
+        "live_patient": options.live_patient,
+    }
     EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
     shown = TurnResult.objects.filter(run=run).count()
     connections.close_all()  # a forked child must open its own database connections

@@ -48,5 +48,6 @@ def run_eval_job_task(run_id: int, session_id: str, language: str, variant: str,
         variant=variant,
         trial=trial,
         max_steps=options.max_steps,
+        live_patient=options.live_patient,
     )
     return {"run_id": run_id, "session_id": session_id, "language": language, "variant": variant, "trial": trial}

@@ -245,7 +245,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "PhysReview API",
-    "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs. See README.md, section API.",
+    "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs (README.md: API).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/",

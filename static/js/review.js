@@ -97,3 +97,31 @@
     }
   });
 })();
+
+// EHR evidence search: filters the panel's rows, diagnoses and note sections as you type ("/" focuses it).
+(function () {
+  "use strict";
+  var input = document.getElementById("evidence-search");
+  if (!input) { return; }
+  var panel = document.getElementById("evidence");
+  var empty = document.getElementById("evidence-no-match");
+  function filter() {
+    var query = input.value.trim().toLowerCase();
+    var shown = 0;
+    panel.querySelectorAll("#evidence tbody tr, #evidence-diagnoses li, #evidence-notes details").forEach(function (el) {
+      var hit = !query || el.textContent.toLowerCase().indexOf(query) !== -1;
+      el.hidden = !hit;
+      if (el.tagName === "DETAILS") { el.open = Boolean(query) && hit; }
+      if (hit) { shown += 1; }
+    });
+    if (empty) { empty.hidden = !query || shown > 0; }
+  }
+  input.addEventListener("input", filter);
+  document.addEventListener("keydown", function (event) {
+    var tag = event.target && event.target.tagName;
+    if (event.key === "/" && tag !== "INPUT" && tag !== "TEXTAREA" && tag !== "SELECT") {
+      event.preventDefault();
+      input.focus();
+    }
+  });
+})();

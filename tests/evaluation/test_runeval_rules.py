@@ -1,6 +1,7 @@
 """runeval with the built-in baselines and the rules judge, on generated sessions over the demo cohort."""
 
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -130,3 +131,18 @@ def test_unreachable_endpoint(sessions, tmp_path, monkeypatch):
 def test_no_approved_sessions_is_an_error(sessions, tmp_path):
     with pytest.raises(CommandError, match="--sessions all"):
         call_command("runeval", "--model", "rules:oracle", "--snapshot", "none", "--quiet")
+
+
+def test_live_patient_answers_from_the_record_and_is_recorded_as_live(sessions, tmp_path):
+    summary, lines = _run(tmp_path, "--model", "rules:oracle", "--language", "both", "--live-patient")
+    assert summary["manifest"]["parameters"]["live_patient"] is True
+    replies = [reply for line in lines for reply in line["trace"]["patient_replies"]]
+    assert replies, "the oracle's gold calls ask the patient"
+    assert {r["replay"] for r in replies} == {"live"}
+    assert all(r["observation"].get("resourceType") == "PatientAnswer" for r in replies)
+    assert all(str(r["observation"].get("answer", "")).strip() for r in replies)
+    assert all(line["trace"]["replay_misses"] == 0 for line in lines)
+    zh = [r for line in lines if line["language"] == "zh" for r in line["trace"]["patient_replies"]]
+    assert zh and any(re.search(r"[\u4e00-\u9fff]", str(r["observation"]["answer"])) for r in zh)
+    replayed, _ = _run(tmp_path / "replayed", "--model", "rules:oracle", "--language", "both")
+    assert replayed["manifest"]["parameters"]["live_patient"] is False

@@ -87,13 +87,17 @@ class Command(BaseCommand):
             help="With --workers local: spread the sessions over N local processes (the --concurrency threads "
             "are split between them), so model-client work and live tools are not limited to one interpreter lock.",
         )
-        parser.add_argument("--live-patient", action="store_true", help="Not supported yet (patients are replayed).")
+        parser.add_argument(
+            "--live-patient",
+            action="store_true",
+            help="Answer patient tools with the record-grounded rules patient instead of replaying the gold answers "
+            "(recorded in the manifest and on every patient call as replay=live; scores are then not comparable "
+            "with replayed runs).",
+        )
         parser.add_argument("--output", help="Output folder (default VAR_DIR/runs/run-<id>).")
         parser.add_argument("--quiet", action="store_true", help="No progress bar.")
 
     def handle(self, *args: Any, **o: Any) -> None:
-        if o["live_patient"]:
-            raise CommandError("--live-patient is not implemented: patient answers are replayed from the gold set")
         if o["resume"] and o["rejudge"]:
             raise CommandError("--resume and --rejudge cannot be combined")
         if o["temperature"] is not None and not 0 <= o["temperature"] <= 2:
@@ -145,6 +149,7 @@ class Command(BaseCommand):
                 temperature=o["temperature"],
                 reasoning_effort=o["reasoning_effort"],
                 limit=o["limit"],
+                live_patient=o["live_patient"],
             )
             snapshot = "none" if o["from_db"] else o["snapshot"]
             dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"]).limited(o["limit"])
