@@ -205,15 +205,21 @@ def _age_at(patient: Patient, when: datetime) -> int:
     return patient.anchor_age + (when.year - patient.anchor_year)
 
 
-def admission_evidence(*, subject_id: int, hadm_id: int, current_date: date) -> dict:
+def admission_header(*, subject_id: int, hadm_id: int) -> dict:
+    """The patient and admission rows a session's header shows."""
+    return {
+        "admission": Admission.objects.filter(hadm_id=hadm_id).first(),
+        "patient": Patient.objects.filter(subject_id=subject_id).first(),
+    }
+
+
+def admission_evidence(*, hadm_id: int, current_date: date) -> dict:
     """What a reviewer checks a turn against: the admission's record as of a session's current date.
 
     Bounded by the same cutoff rule as the EHR tools, in a fixed number of queries.
     """
     cutoff = visibility_cutoff(current_date)
     return {
-        "admission": Admission.objects.filter(hadm_id=hadm_id).first(),
-        "patient": Patient.objects.filter(subject_id=subject_id).first(),
         "labs": lab_series(hadm_id=hadm_id, before=cutoff, fields=LAB_SUMMARY_FIELDS),
         "meds": list(
             Prescription.objects.filter(hadm_id=hadm_id)

@@ -67,3 +67,12 @@ def broker_url():
     # Messages left by an aborted earlier run would reach this run's worker; start from an empty queue.
     app.control.purge()
     return url
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty Django cache (rendered fragments such as the review screen's evidence)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
+from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
 from django.utils.translation import get_language
 
@@ -16,8 +17,12 @@ from annotations.roles import is_adjudicator
 from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import SESSION_JSON, TURN_JSON, turn_for, visible_turns
 from annotations.views.panel import actions_context
-from ehr.selectors import admission_evidence
+from ehr.selectors import admission_evidence, admission_header
 from scenarios.models import GoldStep, Turn
+
+# How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
+# The record only changes on re-import; this bounds how long a re-imported record can show stale values.
+EVIDENCE_CACHE_SECONDS = 300
 
 
 @login_required
@@ -84,8 +89,12 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
         "prev": prev,
         "next": nxt,
         "guideline": selectors.guideline_for(language=get_language() or "en"),
-        **admission_evidence(
-            subject_id=turn.session.subject_id, hadm_id=turn.session.hadm_id, current_date=turn.session.current_date
+        **admission_header(subject_id=session.subject_id, hadm_id=session.hadm_id),
+        # Read only when the template's evidence fragment is not cached (it is shared by every turn of the
+        # session and every reviewer: the record at a given date does not change between imports).
+        "EVIDENCE_CACHE_SECONDS": EVIDENCE_CACHE_SECONDS,
+        "evidence": SimpleLazyObject(
+            lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)
         ),
         **actions_context(request, turn, my_review=my_review, assigned=assigned, review_known=True),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -29,11 +30,12 @@ def test_every_generated_turn_renders_with_bounded_evidence(client, generated):
     saw_replies = saw_table = False
     for session in generated:
         for turn in session.turns.order_by("index"):
+            cache.clear()  # render the evidence each time (it is cached per admission and date)
             with CaptureQueriesContext(connection) as captured:
                 response = client.get(reverse("annotations:turn", args=[turn.pk]))
             assert response.status_code == 200
             queries.append(len(captured))
-            labs = response.context["labs"]
+            labs = response.context["evidence"]["labs"]
             assert all(p.charttime.date() <= session.current_date for s in labs for p in s.points)
             later = LabEvent.objects.filter(hadm_id=session.hadm_id, charttime__date__gt=session.current_date)
             assert len({p.pk for s in labs for p in s.points}) == (
