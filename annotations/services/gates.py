@@ -144,12 +144,9 @@ def _other_drafts(turn: Turn) -> list[TurnDraft]:
     ]
 
 
-def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]]:
-    """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``."""
-    session = turn.session
-    drafts = _other_drafts(turn)
-    drafts.append(_turn_draft(turn, content))
-    draft = SessionDraft(
+def session_draft(*, session: Any, turns: list) -> SessionDraft:
+    """The generation pipeline's view of a stored session with these turn drafts (what the gates read)."""
+    return SessionDraft(
         session_id=session.session_id,
         subject_id=session.subject_id,
         hadm_id=session.hadm_id,
@@ -165,6 +162,13 @@ def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]
         tier_feature="",
         session_plan=session.session_plan,
         dep_graph=session.dep_graph,
-        turns=sorted(drafts, key=lambda t: t.index),
+        turns=turns,
     )
+
+
+def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``."""
+    drafts = _other_drafts(turn)
+    drafts.append(_turn_draft(turn, content))
+    draft = session_draft(session=turn.session, turns=sorted(drafts, key=lambda t: t.index))
     return [{"gate": f.gate, "message": f.message} for gate in TURN_GATES for f in gate(draft) if f.turn == turn.index]

@@ -20,6 +20,25 @@ from scenarios.pab.errors import PabRecordError
 from scenarios.pab.verbatim import keep
 from scenarios.rubric_checks import validate_rubric_check
 
+# Per-turn lists that stand together in FIELD_ORDER (rubrics, also per turn, come after the plan).
+_PER_TURN_LISTS = (
+    "tasks",
+    "tasks_en",
+    "tasks_explicit",
+    "tasks_en_explicit",
+    "tasks_zh",
+    "tasks_zh_explicit",
+    "messages",
+    "messages_en",
+    "messages_zh",
+    "answer_list",
+    "turn_types",
+    "task_types",
+    "task_sequence",
+    "turn_subtypes",
+    "tool_sources",
+    "workup_modes",
+)
 FIELD_ORDER = (
     "id",
     "session_id",
@@ -35,22 +54,7 @@ FIELD_ORDER = (
     "tools",
     "tools_en",
     "tools_zh",
-    "tasks",
-    "tasks_en",
-    "tasks_explicit",
-    "tasks_en_explicit",
-    "tasks_zh",
-    "tasks_zh_explicit",
-    "messages",
-    "messages_en",
-    "messages_zh",
-    "answer_list",
-    "turn_types",
-    "task_types",
-    "task_sequence",
-    "turn_subtypes",
-    "tool_sources",
-    "workup_modes",
+    *_PER_TURN_LISTS,
     "dep_graph",
     "session_plan",
     "rubrics",
@@ -60,26 +64,7 @@ FIELD_ORDER = (
     "generated_at",
 )
 # Fields holding one entry per turn (in FIELD_ORDER's order): snapshot diffs compare them turn by turn.
-PER_TURN_FIELDS = (
-    "tasks",
-    "tasks_en",
-    "tasks_explicit",
-    "tasks_en_explicit",
-    "tasks_zh",
-    "tasks_zh_explicit",
-    "messages",
-    "messages_en",
-    "messages_zh",
-    "answer_list",
-    "turn_types",
-    "task_types",
-    "task_sequence",
-    "turn_subtypes",
-    "tool_sources",
-    "workup_modes",
-    "rubrics",
-    "rubrics_zh",
-)
+PER_TURN_FIELDS = (*_PER_TURN_LISTS, "rubrics", "rubrics_zh")
 EXTENSION_FIELD = "physreview"
 EXTENSION_FORMAT = 1
 # English duplicates: alias → primary. The primary is stored; a differing alias is kept verbatim.

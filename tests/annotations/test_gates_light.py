@@ -6,7 +6,6 @@ from annotations import content as tc
 from annotations import services
 from annotations.services import gates as turn_gates
 from scenarios import services as scenario_services
-from scenarios.generation.types import SessionDraft
 
 
 @pytest.fixture
@@ -22,24 +21,7 @@ def _full_warnings(turn, content):
     session = turn.session
     drafts = {t.index: turn_gates._turn_draft(t, tc.snapshot(turn=t)) for t in session.turns.exclude(pk=turn.pk)}
     drafts[turn.index] = turn_gates._turn_draft(turn, content)
-    draft = SessionDraft(
-        session_id=session.session_id,
-        subject_id=session.subject_id,
-        hadm_id=session.hadm_id,
-        current_date=session.current_date.isoformat(),
-        env_info=session.env_info,
-        scenario=session.scenario,
-        clinical_task_domain=session.clinical_task_domain,
-        tier=session.tier,
-        sequence_idx=session.sequence_idx,
-        seed=0,
-        index=0,
-        attempt=0,
-        tier_feature="",
-        session_plan=session.session_plan,
-        dep_graph=session.dep_graph,
-        turns=[drafts[i] for i in sorted(drafts)],
-    )
+    draft = turn_gates.session_draft(session=session, turns=[drafts[i] for i in sorted(drafts)])
     return [
         {"gate": f.gate, "message": f.message}
         for gate in turn_gates.TURN_GATES
