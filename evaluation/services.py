@@ -9,16 +9,14 @@ infrastructure error.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import multiprocessing
 import os
 import platform
 import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,6 @@ from physreview.llm import LLMClient
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int], None]
-GIL_SWITCH_INTERVAL_S = 0.0005
 
 
 @dataclass(frozen=True)
@@ -244,23 +241,6 @@ def run_job(
         history += [{"role": "user", "content": trace["request"]}, {"role": "assistant", "content": outcome.answer}]
 
 
-@contextlib.contextmanager
-def _short_gil_slices(interval_s: float = GIL_SWITCH_INTERVAL_S) -> Iterator[None]:
-    """Shorter GIL time slices while the run's threads are busy.
-
-    A job thread blocks dozens of times per turn (model call, each SQL query, the result's insert);
-    each time it comes back it waits for the interpreter lock, for up to the switch interval (5 ms by
-    default) when another thread is computing. With 32 threads that adds up to more than the work of
-    the turn itself; a shorter slice bounds that wait.
-    """
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, interval_s))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
-
-
 def _play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int) -> list[Exception]:
     """``threads`` threads take jobs until ``take()`` returns None; returns the jobs' exceptions.
 
@@ -282,12 +262,11 @@ def _play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int)
         finally:
             connection.close()
 
-    with _short_gil_slices():
-        pool = [threading.Thread(target=worker, name=f"runeval-{i}", daemon=True) for i in range(threads)]
-        for thread in pool:
-            thread.start()
-        for thread in pool:
-            thread.join()
+    pool = [threading.Thread(target=worker, name=f"runeval-{i}", daemon=True) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
     return failures
 
 
