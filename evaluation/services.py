@@ -9,6 +9,7 @@ infrastructure error.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import multiprocessing
@@ -23,7 +24,7 @@ from typing import Any
 
 import django
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.utils import timezone
 
 from ehr.fhir import schema_hash
@@ -48,6 +49,7 @@ class RunOptions:
     reasoning_effort: str | None = None
     limit: int | None = None
     live_patient: bool = False  # patient tools answered by the record-grounded rules patient, not replay
+    processes: int = 1  # local worker processes the run started with (how it ran; scores do not depend on it)
 
 
 def code_version() -> str:
@@ -149,17 +151,10 @@ def _save(
     judged: dict,
     replace: bool = True,
 ) -> None:
-    """Store one finished turn in its own transaction (what --resume relies on).
-
-    On PostgreSQL the commit does not wait for the WAL flush (``synchronous_commit = off`` for this
-    transaction only): a killed runeval process loses nothing, and a crash of the database server
-    itself can lose at most the last fraction of a second of turns, which a resume simply plays again.
-    """
+    """Store one finished turn in its own transaction (what --resume relies on): a single INSERT,
+    or the DELETE of an earlier try and the INSERT together."""
     trace = {**trace, "judge_error": judged["judge_error"]} if judged["judge_error"] else trace
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit = off")
+    with transaction.atomic() if replace else contextlib.nullcontext():
         if replace:
             TurnResult.objects.filter(run=run, session_id=session.session_id, turn_index=turn.index, **key).delete()
         TurnResult.objects.create(
@@ -180,6 +175,28 @@ def _save(
             verdicts=judged["verdicts"],
             **key,
         )
+
+
+@contextlib.contextmanager
+def _asynchronous_commits() -> Any:
+    """While a job runs, its commits on PostgreSQL do not wait for the WAL flush
+    (``synchronous_commit = off`` for this database session, reset afterwards): a killed runeval
+    process loses nothing, and a crash of the database server itself can lose at most the last
+    fraction of a second of turns, which a resume simply plays again. Saves a disk flush per turn.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit = off")
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET synchronous_commit")
+        except DatabaseError:  # a broken connection is discarded anyway
+            log.debug("could not reset synchronous_commit", exc_info=True)
 
 
 def run_job(
@@ -204,41 +221,44 @@ def run_job(
     }
     history = session_history(session=session, language=language)
     runner = ToolRunner(session=session, language=language, live_patient=live_patient)
-    for turn in session.turns:
-        previous = done.get(turn.index)
-        if previous is not None and not previous.infra_error:
-            history += [
-                {"role": "user", "content": previous.trace.get("request", "")},
-                {"role": "assistant", "content": previous.trace.get("answer", "")},
-            ]
+    with _asynchronous_commits():
+        for turn in session.turns:
+            previous = done.get(turn.index)
+            if previous is not None and not previous.infra_error:
+                history += [
+                    {"role": "user", "content": previous.trace.get("request", "")},
+                    {"role": "assistant", "content": previous.trace.get("answer", "")},
+                ]
+                if progress:
+                    progress(1)
+                continue
+            outcome = run_turn(
+                agent=agent,
+                session=session,
+                turn=turn,
+                history=history,
+                runner=runner,
+                language=language,
+                variant=variant,
+                trial=trial,
+                max_steps=max_steps,
+            )
+            trace = {**outcome.trace, "infra_error": outcome.infra_error}
+            if outcome.infra_error:
+                judged = {"verdicts": [], "passed": 0, "scored": 0, "unscored": 0, "score": None, "judge_error": ""}
+            else:
+                judged = judge_trace(judge=judge, session=session, turn=turn, language=language, trace=trace)
+            _save(
+                run=run, session=session, turn=turn, key=key, trace=trace, judged=judged, replace=previous is not None
+            )
             if progress:
                 progress(1)
-            continue
-        outcome = run_turn(
-            agent=agent,
-            session=session,
-            turn=turn,
-            history=history,
-            runner=runner,
-            language=language,
-            variant=variant,
-            trial=trial,
-            max_steps=max_steps,
-        )
-        trace = {**outcome.trace, "infra_error": outcome.infra_error}
-        if outcome.infra_error:
-            judged = {"verdicts": [], "passed": 0, "scored": 0, "unscored": 0, "score": None, "judge_error": ""}
-        else:
-            judged = judge_trace(judge=judge, session=session, turn=turn, language=language, trace=trace)
-        _save(run=run, session=session, turn=turn, key=key, trace=trace, judged=judged, replace=previous is not None)
-        if progress:
-            progress(1)
-        if outcome.infra_error:
-            # The rest of the session depends on this answer: leave it for --resume.
-            if progress:
-                progress(len(session.turns) - turn.index - 1)
-            return
-        history += [{"role": "user", "content": trace["request"]}, {"role": "assistant", "content": outcome.answer}]
+            if outcome.infra_error:
+                # The rest of the session depends on this answer: leave it for --resume.
+                if progress:
+                    progress(len(session.turns) - turn.index - 1)
+                return
+            history += [{"role": "user", "content": trace["request"]}, {"role": "assistant", "content": outcome.answer}]
 
 
 def _play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int) -> list[Exception]:
@@ -337,6 +357,23 @@ def _process_main(*, take: Callable[[], Any], common: dict[str, Any], threads: i
         if isinstance(client, LLMClient):
             client.close()
     return 1 if failures else 0
+
+
+THREADS_PER_PROCESS = 8
+
+
+def auto_processes(*, concurrency: int, cpu_count: int | None = None, database: Any = None) -> int:
+    """``runeval --processes auto``: one local process per core, each with at least
+    :data:`THREADS_PER_PROCESS` of the ``concurrency`` threads (a thread mostly waits on the model, so
+    fewer gain little from a process of their own). One process on SQLite (its single writer would
+    make forked processes queue on the file lock) and inside an open transaction, which forked
+    processes could not see (tests).
+    """
+    database = connection if database is None else database
+    if database.vendor != "postgresql" or database.in_atomic_block:
+        return 1
+    cores = (os.cpu_count() or 1) if cpu_count is None else cpu_count
+    return max(1, min(cores, concurrency // THREADS_PER_PROCESS))
 
 
 def execute_run_in_processes(

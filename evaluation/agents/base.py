@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,7 +60,7 @@ class AgentRequest:
     """One model call. ``stage`` is ``step`` (tools allowed) or ``final`` (write the answer now)."""
 
     messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
+    tools: Sequence[dict[str, Any]]
     tool_choice: str | None
     stage: str
     step: int

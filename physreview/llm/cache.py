@@ -1,12 +1,10 @@
 """Response cache in the database, keyed by a hash of the full canonical request.
 
-The key covers everything that can change the answer (base URL without credentials, model,
-messages, tools, every parameter, a caller-chosen salt) and nothing secret: the API key is not part
-of the request body and so can never reach the key or the stored request.
+The key (built in :mod:`physreview.llm.request`) covers everything that can change the answer (base
+URL without credentials, model, messages, tools, every parameter, a caller-chosen salt) and nothing
+secret: the API key is not part of the request body and so can never reach the key or the stored request.
 """
 
-import hashlib
-import json
 import logging
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -17,17 +15,6 @@ if TYPE_CHECKING:
     from physreview.models import LLMCacheEntry
 
 log = logging.getLogger("physreview.llm")
-
-CACHE_KEY_VERSION = 1
-
-
-def canonical_json(value: Any) -> str:
-    """Stable JSON: sorted keys, no whitespace, text kept as written (Chinese is not escaped)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def request_hash(*, request: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json({"v": CACHE_KEY_VERSION, **request}).encode("utf-8")).hexdigest()
 
 
 def lookup(*, key: str) -> "LLMCacheEntry | None":

@@ -26,9 +26,10 @@ from physreview.llm.accounting import UsageAccumulator
 from physreview.llm.config import LLMConfig, display_url, env_var_names, role_config
 from physreview.llm.errors import LLMConfigError, LLMRequestError, LLMResponseError, RulesBackendError
 from physreview.llm.prices import PriceTable, load_prices
+from physreview.llm.request import ToolsCache, build_request, stored_request
 from physreview.llm.result import ChatResult, ParsedBody, parse_body
 from physreview.llm.retry import RetryPolicy, is_retryable_status
-from physreview.llm.toolnames import name_maps, outgoing
+from physreview.llm.toolnames import outgoing
 
 log = logging.getLogger("physreview.llm")
 
@@ -76,6 +77,7 @@ class LLMClient:
         self._sleep = sleep
         self._rand = rand
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._tools = ToolsCache()
         # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
         self._sdk = openai.OpenAI(
             base_url=config.base_url,
@@ -122,13 +124,13 @@ class LLMClient:
         Raises :class:`LLMRequestError` (HTTP/network failure) or :class:`LLMResponseError`.
         """
         started = time.monotonic()
-        to_api, to_name = name_maps(tools=tools)
-        api_messages, api_tools, api_choice = outgoing(
-            messages=messages, tools=tools, tool_choice=tool_choice, to_api=to_api
+        prepared = self._tools.get(tools)
+        to_name = prepared.to_name
+        api_messages, _, api_choice = outgoing(
+            messages=messages, tools=None, tool_choice=tool_choice, to_api=prepared.to_api
         )
         params: dict[str, Any] = {"model": self.config.model, "messages": api_messages}
         optional = {
-            "tools": api_tools,
             "tool_choice": api_choice,
             "response_format": response_format,
             "temperature": self.config.temperature if temperature is None else temperature,
@@ -139,29 +141,26 @@ class LLMClient:
         }
         params.update({name: value for name, value in optional.items() if value is not None})
         # Everything that can change the answer, nothing secret (the key is a header, not in here).
-        key_request = {
-            "endpoint": "chat.completions",
-            "base_url": display_url(self.config.base_url),
-            "params": params,
-            "extra_body": extra_body or {},
-            "salt": cache_salt,
-        }
-        key = response_cache.request_hash(request=key_request)
+        base_url = display_url(self.config.base_url)
+        wire = build_request(params=params, tools=prepared, base_url=base_url, extra_body=extra_body, salt=cache_salt)
+        key = wire.key
         use_cache = self.config.cache if cache is None else cache
 
         if use_cache and (hit := self._from_cache(key=key, to_name=to_name, started=started)) is not None:
             return self._finish(hit)
 
-        body, attempts = self._send(params=params, extra_body=extra_body)
+        body, attempts = self._send(content=wire.body)
         parsed = self._parse(body=body, to_name=to_name)
         cost = self.prices.cost_usd(model=self.config.model or "", usage=parsed.usage)
         # Only well-formed answers are kept: a malformed tool call must be retryable by re-asking.
         if use_cache and all(call.parse_error is None for call in parsed.tool_calls):
             response_cache.store(
                 key=key,
-                base_url=key_request["base_url"],
+                base_url=base_url,
                 model=self.config.model or "",
-                request=key_request,
+                request=stored_request(
+                    params=params, tools=prepared, base_url=base_url, extra_body=extra_body, salt=cache_salt
+                ),
                 response=body,
                 prompt_tokens=parsed.usage.prompt_tokens if parsed.usage else None,
                 completion_tokens=parsed.usage.completion_tokens if parsed.usage else None,
@@ -203,8 +202,8 @@ class LLMClient:
             started=started,
         )
 
-    def _send(self, *, params: dict[str, Any], extra_body: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
-        """POST with retries; returns the JSON body and the number of attempts."""
+    def _send(self, *, content: bytes) -> tuple[dict[str, Any], int]:
+        """POST the JSON ``content`` with retries; returns the JSON body and the number of attempts."""
         attempt = 0
         while True:
             attempt += 1
@@ -215,12 +214,13 @@ class LLMClient:
                 with self._slots:
                     # The SDK's transport and error mapping, but not ``chat.completions.create``: its
                     # type-driven ``maybe_transform`` walks every message and tool schema of every call
-                    # (several ms, holding the GIL) and is the identity for the plain JSON we send.
+                    # (several ms, holding the GIL) and is the identity for the plain JSON we send. The
+                    # body goes as ready JSON (see physreview.llm.request: the tools are serialised once).
                     response = self._sdk.post(
                         "/chat/completions",
                         cast_to=httpx2.Response,
-                        body=params,
-                        options=_request_options(extra_body=extra_body, timeout_s=self.config.timeout_s),
+                        content=content,
+                        options={"timeout": self.config.timeout_s},
                     )
                     body = _json_or_none(response)
             except openai.APIStatusError as exc:
@@ -370,13 +370,6 @@ def _rules_error(config: LLMConfig) -> RulesBackendError:
         f"LLM role {config.role!r} uses the 'rules' backend, which has no LLM client: call the rules "
         f"implementation for this role instead, or set {name}=openai (with a model and an API key) to use an LLM."
     )
-
-
-def _request_options(*, extra_body: dict[str, Any] | None, timeout_s: float) -> dict[str, Any]:
-    options: dict[str, Any] = {"timeout": timeout_s}
-    if extra_body:
-        options["extra_json"] = extra_body
-    return options
 
 
 def _json_or_none(response: httpx2.Response) -> object:

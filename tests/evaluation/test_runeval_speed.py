@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from evaluation.models import EvalRun, TurnResult
-from evaluation.services import execute_run_in_processes, longest_first
+from evaluation.services import auto_processes, execute_run_in_processes, longest_first
 from physreview.llm.toolnames import name_maps, outgoing
 from scenarios.models import Session
 from tests.evaluation.conftest import make_sessions
@@ -168,3 +168,68 @@ def test_bench_ideal_is_the_zero_overhead_schedule():
     assert bound(job_calls=[8] * 320, latency_s=0.2, slots=32) == pytest.approx(16.0)
     # One long session bounds the run however many slots are free.
     assert bound(job_calls=[40, 2, 2], latency_s=0.1, slots=8) == pytest.approx(4.0)
+
+
+@pytest.mark.django_db
+def test_processes_option_rejects_words(tmp_path):
+    with pytest.raises(CommandError, match="--processes must be auto or a whole number, got 'two'"):
+        _runeval(tmp_path, "--model", "rules:oracle", "--processes", "two")
+
+
+@pytest.mark.parametrize(
+    ("vendor", "in_atomic_block", "cpu_count", "concurrency", "expected"),
+    [
+        ("postgresql", False, 2, 32, 2),  # one per core
+        ("postgresql", False, 16, 32, 4),  # at least 8 threads per process
+        ("postgresql", False, 4, 8, 1),
+        ("postgresql", False, 2, 1, 1),
+        ("postgresql", True, 8, 64, 1),  # forked processes cannot see an open transaction
+        ("sqlite", False, 8, 64, 1),  # one writer: processes would queue on the file lock
+    ],
+)
+def test_auto_processes(vendor, in_atomic_block, cpu_count, concurrency, expected):
+    database = SimpleNamespace(vendor=vendor, in_atomic_block=in_atomic_block)
+    assert auto_processes(concurrency=concurrency, cpu_count=cpu_count, database=database) == expected
+
+
+@pytest.mark.django_db
+def test_a_job_commits_asynchronously_and_resets_the_setting_after(sessions):
+    from django.db import connection
+
+    from evaluation.agents.rules import rules_agent
+    from evaluation.dataset import from_sessions
+    from evaluation.judges.rules import RulesJudge
+    from evaluation.services import RunOptions, create_run, run_job
+
+    if connection.vendor != "postgresql":
+        pytest.skip("synchronous_commit is a PostgreSQL setting")
+
+    def setting():
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return cursor.fetchone()[0]
+
+    seen = []
+
+    class RecordingJudge(RulesJudge):
+        def judge(self, **kwargs):
+            seen.append(setting())
+            return super().judge(**kwargs)
+
+    dataset = from_sessions(Session.objects.filter(pk=sessions[0].pk))
+    agent, judge = rules_agent("rules:oracle"), RecordingJudge()
+    run = create_run(agent=agent, judge=judge, dataset=dataset, options=RunOptions(), endpoint=None)
+    before = setting()
+    run_job(
+        run=run,
+        agent=agent,
+        judge=judge,
+        session=dataset.sessions[0],
+        language="en",
+        variant="implicit",
+        trial=0,
+        max_steps=16,
+    )
+    assert seen and set(seen) == {"off"}
+    assert setting() == before == "on"
+    assert TurnResult.objects.filter(run=run).count() == len(dataset.sessions[0].turns)

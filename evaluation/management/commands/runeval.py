@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from evaluation.models import EvalRun
 from evaluation.reports import build_summary, summary_table, write_outputs
 from evaluation.services import (
     RunOptions,
+    auto_processes,
     create_run,
     default_output_dir,
     execute_run,
@@ -37,6 +39,19 @@ VARIANTS = {"implicit": ("implicit",), "explicit": ("explicit",), "both": ("impl
 def _positive(name: str, value: int) -> int:
     if value < 1:
         raise CommandError(f"--{name} must be at least 1, got {value}")
+    return value
+
+
+def _processes(text: str) -> int | str:
+    """``auto`` or a whole number >= 1 (argparse reports the message as a usage error)."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--processes must be auto or a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--processes must be at least 1 (or auto), got {value}")
     return value
 
 
@@ -82,10 +97,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--processes",
-            type=int,
-            default=1,
+            type=_processes,
+            default="auto",
             help="With --workers local: spread the sessions over N local processes (the --concurrency threads "
-            "are split between them), so model-client work and live tools are not limited to one interpreter lock.",
+            "are split between them), so model-client work and live tools are not limited to one interpreter lock. "
+            "Default auto: one per CPU core with at least 8 threads each (PostgreSQL only; 1 on SQLite).",
         )
         parser.add_argument(
             "--live-patient",
@@ -102,12 +118,14 @@ class Command(BaseCommand):
             raise CommandError("--resume and --rejudge cannot be combined")
         if o["temperature"] is not None and not 0 <= o["temperature"] <= 2:
             raise CommandError(f"--temperature must be between 0 and 2, got {o['temperature']}")
-        if o["processes"] != 1 and o["workers"] != "local":
-            raise CommandError("--processes applies to --workers local only")
-        if o["processes"] > o["concurrency"]:
-            raise CommandError(f"--processes ({o['processes']}) cannot exceed --concurrency ({o['concurrency']})")
-        for name in ("trials", "concurrency", "max_steps", "processes"):
+        for name in ("trials", "concurrency", "max_steps"):
             _positive(name.replace("_", "-"), o[name])
+        if o["processes"] == "auto":
+            o["processes"] = auto_processes(concurrency=o["concurrency"]) if o["workers"] == "local" else 1
+        elif o["workers"] != "local":
+            raise CommandError("--processes applies to --workers local only")
+        elif o["processes"] > o["concurrency"]:
+            raise CommandError(f"--processes ({o['processes']}) cannot exceed --concurrency ({o['concurrency']})")
         if o["limit"] is not None:
             _positive("limit", o["limit"])
         try:
@@ -150,6 +168,7 @@ class Command(BaseCommand):
                 reasoning_effort=o["reasoning_effort"],
                 limit=o["limit"],
                 live_patient=o["live_patient"],
+                processes=o["processes"],
             )
             snapshot = "none" if o["from_db"] else o["snapshot"]
             dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"]).limited(o["limit"])
