@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +22,9 @@ from ehr.fhir.execute import parse_arguments
 from ehr.fhir.params import clean_arguments
 from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
 from evaluation.dataset import EvalSession, EvalTurn
+from evaluation.diagnostics import compare_calls
 from evaluation.replay import ReplayBook
-from scenarios.patient.responder import make_patient_responder
+from scenarios.patient import make_patient_responder, public_view
 
 DEFAULT_MAX_STEPS = 16
 _TOOL_FAULT_HINT = "problem of the tool"
@@ -49,6 +49,15 @@ SYSTEM_PROMPT = {
 }
 _SEX_ZH = {"male": "男", "female": "女"}
 STEP_LIMIT_MESSAGE = {"error": "step limit reached", "hint": "No more tool calls in this turn; answer now."}
+_TOOL_SCHEMAS: dict[str, tuple[dict[str, Any], ...]] = {}
+
+
+def run_tools(*, language: str) -> tuple[dict[str, Any], ...]:
+    """The tool schemas a run offers, built once per language: one tuple object, so the LLM client
+    renames and serialises them once (see physreview.llm.request). Not to be mutated."""
+    if language not in _TOOL_SCHEMAS:
+        _TOOL_SCHEMAS[language] = tuple(tool_schemas(language=language))
+    return _TOOL_SCHEMAS[language]
 
 
 def system_prompt(*, session: EvalSession, language: str) -> str:
@@ -106,6 +115,7 @@ class ToolRunner:
         elif kind == "patient":
             observation = self._patient(canonical, call)
             hit = observation.pop("_hit", False)
+            record["language_fallback"] = observation.pop("_language_fallback", False)
             record["replay"] = "live" if self.live_patient else ("hit" if hit else "miss")
         else:
             observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
@@ -131,15 +141,15 @@ class ToolRunner:
             live = {k: v for k, v in args.items() if v is not None}
             live["language"] = self.language
             try:
-                return self.live_patient(tool=tool, arguments=live, context=self.context)
+                answer = self.live_patient(tool=tool, arguments=live, context=self.context)
             except ToolError as exc:
                 return exc.as_dict()
-        observation, hit = self.book.answer(
+            # The model sees the patient's words only, as with a replayed answer (no facts or persona).
+            return public_view(answer) if "answer" in answer and "language" in answer else answer
+        replayed = self.book.reply(
             tool=tool, arguments={k: v for k, v in args.items() if v is not None}, language=self.language
         )
-        out = json.loads(json.dumps(observation)) if isinstance(observation, dict) else {"answer": observation}
-        out["_hit"] = hit
-        return out
+        return {**replayed.observation, "_hit": replayed.hit, "_language_fallback": replayed.language_fallback}
 
 
 def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
@@ -156,11 +166,12 @@ def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
     }
 
 
-def diagnostics(*, turn: EvalTurn, called: list[str]) -> dict[str, Any]:
-    """Missing and extra tool calls against gold, by tool name (multiset difference)."""
-    gold = Counter(s.tool for s in turn.gold_calls)
-    made = Counter(n for n in called if n != "prepare_to_answer")
-    return {"missing_calls": sorted((gold - made).elements()), "extra_calls": sorted((made - gold).elements())}
+def diagnostics(*, turn: EvalTurn, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """Missing, extra and argument-mismatched tool calls against gold, by tool + key arguments."""
+    return compare_calls(
+        gold=[(s.tool, s.arguments) for s in turn.gold_calls],
+        made=[(str(c["name"]), c.get("arguments")) for c in calls],
+    )
 
 
 def run_turn(
@@ -177,7 +188,7 @@ def run_turn(
 ) -> TurnOutcome:
     """One turn; ``history`` is the system prompt plus earlier requests and the model's own answers."""
     started = time.perf_counter()
-    tools = tool_schemas(language=language)
+    tools = run_tools(language=language)
     request_text = turn.request(variant=variant, language=language)
     messages = [*history, {"role": "user", "content": request_text}]
     first_new = len(history)
@@ -246,7 +257,6 @@ def run_turn(
     if end_reason == "answer":
         messages.append({"role": "assistant", "content": answer})
 
-    called = [c["name"] for c in calls_made]
     usage = _usage_sum(replies)
     tools_s = sum(c["tool_s"] for c in calls_made)
     wall = time.perf_counter() - started
@@ -260,8 +270,16 @@ def run_turn(
         "invalid_calls": sum(bool(c["invalid"]) for c in calls_made),
         "tool_faults": sum(bool(c["tool_fault"]) for c in calls_made),
         "replay_misses": sum(c["replay"] == "miss" for c in calls_made),
+        # Replayed in the other language because the gold answer has none in the run's language.
+        "replay_language_fallbacks": sum(bool(c.get("language_fallback")) for c in calls_made),
         "patient_replies": [
-            {"tool": c["name"], "arguments": c["arguments"], "replay": c["replay"], "observation": c["observation"]}
+            {
+                "tool": c["name"],
+                "arguments": c["arguments"],
+                "replay": c["replay"],
+                "language_fallback": bool(c.get("language_fallback")),
+                "observation": c["observation"],
+            }
             for c in calls_made
             if c["kind"] == "patient" and not c["invalid"]
         ],
@@ -271,7 +289,7 @@ def run_turn(
             if c["kind"] == "write" and not c["invalid"]
         ],
         "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls_made],
-        "diagnostics": diagnostics(turn=turn, called=called),
+        "diagnostics": diagnostics(turn=turn, calls=calls_made),
         "usage": usage,
         "timing": {
             "wall_s": round(wall, 6),

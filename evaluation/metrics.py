@@ -209,13 +209,21 @@ def usage(rows: Iterable[Row]) -> dict[str, Any]:
 
 def errors(rows: Iterable[Row]) -> dict[str, Any]:
     infra: dict[str, int] = defaultdict(int)
-    out = {"invalid_calls": 0, "tool_faults": 0, "replay_misses": 0, "step_limit_turns": 0, "judge_errors": 0}
+    out = {
+        "invalid_calls": 0,
+        "tool_faults": 0,
+        "replay_misses": 0,
+        "replay_language_fallbacks": 0,
+        "step_limit_turns": 0,
+        "judge_errors": 0,
+    }
     for r in rows:
         if r.get("infra_error"):
             infra[r["infra_error"]] += 1
         out["invalid_calls"] += r.get("invalid_calls", 0)
         out["tool_faults"] += r.get("tool_faults", 0)
         out["replay_misses"] += r.get("replay_misses", 0)
+        out["replay_language_fallbacks"] += r.get("replay_language_fallbacks", 0)
         out["step_limit_turns"] += r.get("end_reason") == "step_limit"
         out["judge_errors"] += bool(r.get("judge_error"))
     return {**out, "infra": dict(infra), "infra_total": sum(infra.values())}

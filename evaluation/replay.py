@@ -6,12 +6,23 @@ Normalising drops what the harness fills in or what is free wording (``session_i
 case-insensitively with whitespace collapsed. So ``{"medication": " Furosemide "}`` matches the gold
 ``{"medication": "furosemide", "question": "How do you take it?"}``, but ``{}`` does not.
 
+Languages. A generated gold answer is bilingual: ``answer`` (English) and ``answer_zh`` (the same
+question asked of the patient in Chinese, kept by the generator). A replayed answer is in the run's
+language: a zh run gets ``answer_zh`` as ``answer`` with ``language: "zh"``, an en run the English
+``answer``; the other language's text never reaches the model. What the model sees is the patient's
+words only (``resourceType``, ``tool``, ``language``, ``answer``; see
+:func:`scenarios.patient.public_view`): the memory fact ids, the ``withheld`` flag and the persona
+stay in the gold. A gold answer without the run's language (imported PAB data, rows generated
+before answers were bilingual) is replayed in the language it has and reported as a *language
+fallback* (:attr:`Replayed.language_fallback`), so a run can count it instead of hiding it.
+
 No match → the fixed reply :data:`MISS_REPLY` (in the run's language) and a recorded replay miss.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +33,12 @@ MISS_REPLY = {
     "en": "I'm not sure; I can't tell you anything more about that.",
     "zh": "这个我不太清楚，也说不出更多了。",
 }
+# Where a gold answer keeps its Chinese text (``answer_zh`` from the generator; ``text_zh`` as the
+# generator also accepts it from a patient module). Never shown to the model as such.
+ZH_KEYS = ("answer_zh", "text_zh")
+# Internal parts of an agentic-patient answer that a model under test must not see.
+_PRIVATE_KEYS = ("facts", "withheld", "persona")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def normalise_arguments(arguments: dict[str, Any] | None) -> str:
@@ -37,6 +54,68 @@ def replay_key(tool: str, arguments: dict[str, Any] | None) -> tuple[str, str]:
     return tool, normalise_arguments(arguments)
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """One replayed patient reply: what the model sees, and how it was found."""
+
+    observation: dict[str, Any]
+    hit: bool
+    # The gold had no text in the run's language: the other language's text was replayed.
+    language_fallback: bool = False
+
+
+def patient_reply(*, tool: str, answer: str, language: str) -> dict[str, Any]:
+    """The shape of every replayed reply (hit or miss)."""
+    return {"resourceType": "PatientAnswer", "tool": tool, "answer": answer, "language": language}
+
+
+def _text_language(text: str) -> str:
+    return "zh" if _CJK.search(text) else "en"
+
+
+def _zh_text(gold: dict[str, Any]) -> str | None:
+    for key in ZH_KEYS:
+        if isinstance(gold.get(key), str) and gold[key].strip():
+            return gold[key]
+    return None
+
+
+def localise(*, tool: str, gold: Any, language: str) -> tuple[dict[str, Any], bool]:
+    """``(observation for the model, language_fallback)`` for one gold patient answer in ``language``.
+
+    An agentic-patient answer (``resourceType: PatientAnswer``) or a plain string (imported PAB data)
+    becomes :func:`patient_reply`. Any other dict keeps its keys but the Chinese text and the private
+    ones; in a zh run its Chinese text, if any, replaces ``answer``.
+    """
+    if isinstance(gold, str):
+        said = _text_language(gold)
+        return patient_reply(tool=tool, answer=gold, language=said), said != language
+    if not isinstance(gold, dict):
+        text = json.dumps(gold, ensure_ascii=False, default=str)
+        return patient_reply(tool=tool, answer=text, language="en"), language != "en"
+    zh_text = _zh_text(gold)
+    if gold.get("resourceType") != "PatientAnswer":
+        out = {k: v for k, v in gold.items() if k not in ZH_KEYS and k not in _PRIVATE_KEYS}
+        if language == "zh" and zh_text is not None:
+            return {**out, "answer": zh_text, "language": "zh"}, False
+        text = (
+            out.get("answer")
+            if isinstance(out.get("answer"), str)
+            else json.dumps(out, ensure_ascii=False, default=str)
+        )
+        said = str(gold.get("language") or _text_language(str(text)))
+        return out, said != language
+    if language == "zh" and zh_text is not None:
+        return patient_reply(tool=tool, answer=zh_text, language="zh"), False
+    english = gold.get("answer")
+    if isinstance(english, str) and english.strip():
+        said = str(gold.get("language") or _text_language(english))
+        return patient_reply(tool=tool, answer=english, language=said), said != language
+    if zh_text is not None:  # only Chinese text: an en run falls back to it
+        return patient_reply(tool=tool, answer=zh_text, language="zh"), language != "zh"
+    return patient_reply(tool=tool, answer="", language=language), False
+
+
 @dataclass
 class ReplayBook:
     """The gold patient answers of one session; first gold answer wins for a repeated key."""
@@ -50,10 +129,15 @@ class ReplayBook:
             book.answers.setdefault(replay_key(step.tool, step.arguments), step.observation)
         return book
 
-    def answer(self, *, tool: str, arguments: dict[str, Any], language: str) -> tuple[Any, bool]:
-        """``(observation, hit)``."""
+    def reply(self, *, tool: str, arguments: dict[str, Any], language: str) -> Replayed:
+        """The reply to one patient call in the run's ``language`` (a fresh dict: callers may change it)."""
         key = replay_key(tool, arguments)
-        if key in self.answers:
-            return self.answers[key], True
-        reply = {"resourceType": "PatientAnswer", "tool": tool, "answer": MISS_REPLY[language], "language": language}
-        return reply, False
+        if key not in self.answers:
+            return Replayed(patient_reply(tool=tool, answer=MISS_REPLY[language], language=language), hit=False)
+        observation, fallback = localise(tool=tool, gold=self.answers[key], language=language)
+        return Replayed(json.loads(json.dumps(observation, default=str)), hit=True, language_fallback=fallback)
+
+    def answer(self, *, tool: str, arguments: dict[str, Any], language: str) -> tuple[Any, bool]:
+        """``(observation, hit)``: :meth:`reply` without the language-fallback flag."""
+        replayed = self.reply(tool=tool, arguments=arguments, language=language)
+        return replayed.observation, replayed.hit

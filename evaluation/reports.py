@@ -12,7 +12,7 @@
      "usage": {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "model_calls",
                "cost_usd", "wall_s", "turn_latency_mean_s", "turn_latency_max_s"},
      "errors": {"infra": {kind: n}, "infra_total", "invalid_calls", "tool_faults", "replay_misses",
-                "step_limit_turns", "judge_errors"}}
+                "replay_language_fallbacks", "step_limit_turns", "judge_errors"}}
 
 Values are fractions 0–1 (``null`` when nothing could be computed); ``turns.jsonl`` has one object per
 evaluated turn with its full trace and verdicts.
@@ -60,6 +60,7 @@ def row_of(result: TurnResult) -> dict[str, Any]:
         "invalid_calls": trace.get("invalid_calls", 0),
         "tool_faults": trace.get("tool_faults", 0),
         "replay_misses": trace.get("replay_misses", 0),
+        "replay_language_fallbacks": trace.get("replay_language_fallbacks", 0),
         "end_reason": trace.get("end_reason"),
         "judge_error": trace.get("judge_error", ""),
     }

@@ -71,8 +71,12 @@ def broker_url():
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Each test starts with an empty Django cache (rendered fragments such as the review screen's evidence)."""
+    """Each test starts with an empty Django cache (rendered fragments such as the review screen's evidence)
+    and without the EHR tools' copy of the dictionary tables (a test may have added items)."""
     from django.core.cache import cache
 
+    from ehr.fhir import codes
+
     cache.clear()
+    codes.clear_cache()
     yield

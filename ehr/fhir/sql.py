@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from django.db import connection
+from django.utils.dateparse import parse_datetime
 
 PREPARE = True
 
@@ -64,3 +65,28 @@ def fetch_all(sql: str, params: list[Any]) -> list[tuple]:
 def db_datetime(value: Any) -> Any:
     """A datetime parameter as the backend expects it (aware on PostgreSQL, naive UTC text on SQLite)."""
     return value if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(value)
+
+
+def db_date(value: Any) -> Any:
+    """A date parameter as the backend expects it (a date on PostgreSQL, ISO text on SQLite)."""
+    return value if connection.vendor == "postgresql" else connection.ops.adapt_datefield_value(value)
+
+
+def parse_db_datetime(value: Any) -> Any:
+    """A computed datetime column (e.g. ``COALESCE``): SQLite returns it as text, naive UTC."""
+    return parse_datetime(value) if isinstance(value, str) else value
+
+
+def icontains(text: str) -> tuple[str, str]:
+    """Django's ``icontains`` as (SQL with a ``{column}`` slot, parameter), for this backend."""
+    pattern = f"%{connection.ops.prep_for_like_query(text)}%"
+    if connection.vendor == "postgresql":
+        return "UPPER({column}::text) LIKE UPPER(CAST(%s AS TEXT))", pattern
+    return "{column} LIKE %s ESCAPE '\\'", pattern
+
+
+def fits_integer(*values: int | None) -> bool:
+    """Whether every non-null value fits an ``IntegerField`` column here. The ORM answers "no rows"
+    without querying otherwise; a hand-written query must too (SQLite cannot bind ints past 64 bits)."""
+    low, high = connection.ops.integer_field_range("IntegerField")
+    return all(v is None or low <= v <= high for v in values)

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from tqdm import tqdm
 
+from ehr.fhir import codes as fhir_codes
 from ehr.importer import loaders
 from ehr.importer.columns import HeaderPlan, RowConverter, make_converter, plan_header
 from ehr.importer.errors import ImportArgumentError, RowError, TableImportError
@@ -207,6 +208,9 @@ def _load_file(
             raise TableImportError(_locate_copy_error(spec=spec, plan=plan, path=path, rejected=exc)) from None
         except loaders.DuplicateKey as exc:
             raise TableImportError(_locate_duplicate(plan=plan, path=path, duplicate=exc)) from None
+        # The tools keep a copy of the dictionaries (and omr result names); other processes see the
+        # new table within ehr.fhir.codes.CACHE_TTL_SECONDS.
+        fhir_codes.clear_cache()
         show_progress()
     entry.rebuild_seconds = rebuild.seconds
 

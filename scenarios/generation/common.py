@@ -122,6 +122,17 @@ def patient_text(answer: dict[str, Any], *, language: str) -> str:
     return json.dumps(answer, ensure_ascii=False, sort_keys=True)
 
 
+def with_chinese(observation: dict[str, Any], zh_text: str) -> dict[str, Any]:
+    """A copy of a patient answer with ``answer_zh`` (the Chinese answer to the same question) after ``answer``."""
+    out: dict[str, Any] = {}
+    for key, value in observation.items():
+        out[key] = value
+        if key == "answer":
+            out["answer_zh"] = zh_text
+    out.setdefault("answer_zh", zh_text)
+    return out
+
+
 @dataclass
 class TurnContext:
     plan: SessionPlan
@@ -132,7 +143,6 @@ class TurnContext:
     age: int
     sex: str
     steps: list[Step] = field(default_factory=list)
-    zh_said: dict[int, str] = field(default_factory=dict)  # id(observation) → Chinese patient text
 
     @property
     def subject(self) -> int:
@@ -149,10 +159,11 @@ class TurnContext:
             observation = self._ask_patient(tool, args)
             answered = isinstance(observation, dict) and "error" not in observation
             if answered and not any(isinstance(observation.get(k), str) for k in ("answer_zh", "text_zh")):
-                # A one-language patient: ask the same question in Chinese for the Chinese gold answer.
+                # A one-language patient: ask the same question in Chinese. The gold keeps both texts so
+                # that a Chinese run replays the patient in Chinese (evaluation.replay).
                 zh_obs = self._ask_patient(tool, {**args, "language": "zh"})
                 if isinstance(zh_obs, dict) and "error" not in zh_obs:
-                    self.zh_said[id(observation)] = patient_text(zh_obs, language="en")
+                    observation = with_chinese(observation, patient_text(zh_obs, language="en"))
         else:
             args = {"patient": self.subject, **arguments}
             observation = execute_tool(name=tool, arguments=args, context=self.tool_context)
@@ -178,8 +189,6 @@ class TurnContext:
 
     def said(self, observation: dict[str, Any], *, language: str) -> str:
         """What the patient said, in ``language`` when the patient gave that language."""
-        if language == "zh" and id(observation) in self.zh_said:
-            return self.zh_said[id(observation)]
         return patient_text(observation, language=language)
 
     def names(self) -> dict[str, str]:

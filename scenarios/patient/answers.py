@@ -14,6 +14,10 @@ Every clinical statement in ``answer`` is the rendering of one listed fact (see
 :mod:`scenarios.patient.render`); the rest is connective or worry wording with no clinical
 content. Nothing is random: the same inputs give the same answer. ``facts``, ``withheld`` and
 ``persona`` are for generation and review; :func:`public_view` is what a model under test sees.
+
+A gold step also keeps ``answer_zh``: the generator asks the same question in Chinese and stores
+that answer's text next to ``answer`` (``scenarios.generation.common``), so that evaluation replays
+the patient in the run's language (``evaluation.replay``). :func:`public_view` never shows it.
 """
 
 from __future__ import annotations

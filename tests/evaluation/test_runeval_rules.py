@@ -140,6 +140,8 @@ def test_live_patient_answers_from_the_record_and_is_recorded_as_live(sessions, 
     assert replies, "the oracle's gold calls ask the patient"
     assert {r["replay"] for r in replies} == {"live"}
     assert all(r["observation"].get("resourceType") == "PatientAnswer" for r in replies)
+    # Only the patient's words reach the model, as in replay: no memory facts, persona or withheld flag.
+    assert all(set(r["observation"]) == {"resourceType", "language", "answer"} for r in replies)
     assert all(str(r["observation"].get("answer", "")).strip() for r in replies)
     assert all(line["trace"]["replay_misses"] == 0 for line in lines)
     zh = [r for line in lines if line["language"] == "zh" for r in line["trace"]["patient_replies"]]

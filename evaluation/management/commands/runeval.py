@@ -259,6 +259,8 @@ class Command(BaseCommand):
             errs = summary["errors"]
             self.stdout.write(
                 f"infra errors: {errs['infra_total']} {errs['infra'] or ''}; invalid tool calls: "
-                f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; judge errors: {errs['judge_errors']}"
+                f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
+                f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
+                f"judge errors: {errs['judge_errors']}"
             )
         self.stdout.write(f"summary: {summary_path}\nturns:   {turns_path}")
