@@ -87,3 +87,19 @@ def check_window(*, args: dict[str, Any]) -> None:
             f"date_from {args['date_from']} is after date_to {args['date_to']}",
             "Swap them, or omit one of them.",
         )
+
+
+INTERP_SYSTEM = "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation"
+INTERP = {
+    "H": "High",
+    "L": "Low",
+    "A": "Abnormal",
+    "N": "Normal",
+    "S": "Susceptible",
+    "R": "Resistant",
+    "I": "Intermediate",
+}
+
+
+def interpretation(code: str) -> list[dict[str, Any]]:
+    return [{"coding": [{"system": INTERP_SYSTEM, "code": code, "display": INTERP[code]}]}]
