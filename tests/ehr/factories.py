@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 import factory
 
 from ehr import models as m
+from ehr.fhir import ToolContext, execute_tool
 
 
 def at(text: str) -> dt.datetime:
@@ -597,3 +599,9 @@ def build_record() -> Record:
         subject_id=s, hadm_id=cur.hadm_id, charttime=at("2180-07-22 15:00"), text=_mimic_spacing(HEAD_CT)
     )
     return rec
+
+
+def call_tool(rec: Record, name: str, current_date: dt.date | None = None, **arguments: Any) -> dict[str, Any]:
+    """Run one tool for ``rec``'s patient, as of ``current_date`` (default: the record's session date)."""
+    context = ToolContext(current_date=current_date or rec.current_date)
+    return execute_tool(name=name, arguments={"patient": rec.subject_id, **arguments}, context=context)

@@ -2,20 +2,7 @@
 
 import datetime as dt
 
-import pytest
-
-from ehr.fhir import ToolContext, execute_tool
-from tests.ehr.factories import build_record
-
-
-@pytest.fixture
-def rec(db):
-    return build_record()
-
-
-def call(rec, name, current_date=None, **arguments):
-    ctx = ToolContext(current_date=current_date or rec.current_date)
-    return execute_tool(name=name, arguments={"patient": rec.subject_id, **arguments}, context=ctx)
+from tests.ehr.factories import call_tool as call
 
 
 def ids(bundle):

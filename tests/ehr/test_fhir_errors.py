@@ -5,14 +5,8 @@ import datetime as dt
 import pytest
 
 from ehr.fhir import REGISTRY, ToolContext, execute_tool
-from tests.ehr.factories import build_record
 
 CTX = ToolContext(current_date=dt.date(2180, 7, 20))
-
-
-@pytest.fixture
-def rec(db):
-    return build_record()
 
 
 def assert_error(out, *needles):

@@ -7,17 +7,11 @@ import datetime as dt
 import pytest
 
 from ehr.fhir import ToolContext, execute_tool
-from tests.ehr.factories import ChartEventFactory, DItemFactory, MicrobiologyEventFactory, at, build_record
-
-
-@pytest.fixture
-def rec(db):
-    return build_record()
+from tests.ehr.factories import ChartEventFactory, DItemFactory, MicrobiologyEventFactory, at, call_tool
 
 
 def search(rec, current_date=None, **arguments):
-    ctx = ToolContext(current_date=current_date or rec.current_date)
-    return execute_tool(name="Observation.search", arguments={"patient": rec.subject_id, **arguments}, context=ctx)
+    return call_tool(rec, "Observation.search", current_date, **arguments)
 
 
 def ids(bundle):

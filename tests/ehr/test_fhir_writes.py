@@ -8,12 +8,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from ehr.fhir import ToolContext, execute_tool, register_patient_responder
-from tests.ehr.factories import build_record
-
-
-@pytest.fixture
-def rec(db):
-    return build_record()
 
 
 def ctx(rec, **kw):
