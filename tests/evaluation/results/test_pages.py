@@ -135,6 +135,31 @@ def test_turn_detail_shows_trace_verdicts_and_gold(reviewer_client, runs, tmp_pa
     assert reviewer_client.get(reverse("evaluation:turn", args=[other.pk, result.pk])).status_code == 404
 
 
+def test_turn_detail_shows_argument_mismatches_and_language_fallbacks(reviewer_client, runs):
+    run, _ = runs["heuristic"]
+    result = TurnResult.objects.filter(run=run, language="zh").order_by("pk").first()
+    mismatch = {"tool": "Observation.search", "gold": {"code": "potassium"}, "made": {"code": "sodium"}}
+    reply = {"resourceType": "PatientAnswer", "tool": "patient.get_pain_assessment", "answer": "No pain."}
+    result.trace = {
+        **result.trace,
+        "diagnostics": {"missing_calls": [], "extra_calls": [], "argument_mismatches": [mismatch]},
+        "patient_replies": [
+            {"tool": reply["tool"], "arguments": {}, "replay": "hit", "language_fallback": True, "observation": reply}
+        ],
+    }
+    result.save()
+    html = reviewer_client.get(reverse("evaluation:turn", args=[run.pk, result.pk])).content.decode()
+    listed = html.split('id="argument-mismatches"')[1].split("</ul>")[0]
+    assert "Observation.search" in listed and "potassium" in listed and "sodium" in listed
+    replies = html.split('id="patient-replies"')[1].split("</ul>")[0]
+    assert "gold answer only in the other language" in replies
+    # The run page counts them beside the replay misses.
+    run.summary = {**run.summary, "errors": {**run.summary["errors"], "replay_language_fallbacks": 3}}
+    run.save()
+    page = reviewer_client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
+    assert "patient answers replayed in the other language: 3" in page
+
+
 def test_model_answer_markup_is_inert(reviewer_client, runs):
     run, _ = runs["heuristic"]
     result = TurnResult.objects.filter(run=run).first()
