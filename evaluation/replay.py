@@ -27,15 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.dataset import EvalSession
+from scenarios.patient.answers import CHINESE_TEXT_KEYS
 
 IGNORED_ARGUMENTS = frozenset({"session_id", "subject_id", "language", "question"})
 MISS_REPLY = {
     "en": "I'm not sure; I can't tell you anything more about that.",
     "zh": "这个我不太清楚，也说不出更多了。",
 }
-# Where a gold answer keeps its Chinese text (``answer_zh`` from the generator; ``text_zh`` as the
-# generator also accepts it from a patient module). Never shown to the model as such.
-ZH_KEYS = ("answer_zh", "text_zh")
 # Internal parts of an agentic-patient answer that a model under test must not see.
 _PRIVATE_KEYS = ("facts", "withheld", "persona")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -74,7 +72,7 @@ def _text_language(text: str) -> str:
 
 
 def _zh_text(gold: dict[str, Any]) -> str | None:
-    for key in ZH_KEYS:
+    for key in CHINESE_TEXT_KEYS:
         if isinstance(gold.get(key), str) and gold[key].strip():
             return gold[key]
     return None
@@ -95,7 +93,7 @@ def localise(*, tool: str, gold: Any, language: str) -> tuple[dict[str, Any], bo
         return patient_reply(tool=tool, answer=text, language="en"), language != "en"
     zh_text = _zh_text(gold)
     if gold.get("resourceType") != "PatientAnswer":
-        out = {k: v for k, v in gold.items() if k not in ZH_KEYS and k not in _PRIVATE_KEYS}
+        out = {k: v for k, v in gold.items() if k not in CHINESE_TEXT_KEYS and k not in _PRIVATE_KEYS}
         if language == "zh" and zh_text is not None:
             return {**out, "answer": zh_text, "language": "zh"}, False
         text = (
@@ -136,8 +134,3 @@ class ReplayBook:
             return Replayed(patient_reply(tool=tool, answer=MISS_REPLY[language], language=language), hit=False)
         observation, fallback = localise(tool=tool, gold=self.answers[key], language=language)
         return Replayed(json.loads(json.dumps(observation, default=str)), hit=True, language_fallback=fallback)
-
-    def answer(self, *, tool: str, arguments: dict[str, Any], language: str) -> tuple[Any, bool]:
-        """``(observation, hit)``: :meth:`reply` without the language-fallback flag."""
-        replayed = self.reply(tool=tool, arguments=arguments, language=language)
-        return replayed.observation, replayed.hit

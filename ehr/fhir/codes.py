@@ -5,16 +5,11 @@ Order: numeric itemid → exact label (case-insensitive) → alias → whole-wor
 The first step that finds something wins, so "Creatinine" never drags in "Creatinine, Urine"
 when the exact label exists, while "troponin" still finds "Troponin T".
 
-The steps run in Python over an in-process copy of the dictionary tables (d_labitems, d_items, and
-the distinct omr result names), loaded on first use: resolving in SQL cost up to four ORM queries
-per call (~2 ms of CPU on the tool hot path). The copy is dropped by :func:`clear_cache` (the
-importer calls it after loading a table, tests before each test) and otherwise reloaded after
-``CACHE_TTL_SECONDS`` (60 s), so another process's import is seen within a minute. The Python
-matching equals the SQL one (case-insensitive equality, whole-word regex, substring) only while
-labels are printable ASCII and the code has no non-ASCII cased letter (the backends fold case
-differently there: PostgreSQL folds Unicode, SQLite's LIKE only ASCII); otherwise the SQL
-resolver runs, as before. (This assumes a database locale where UPPER maps ASCII to ASCII, i.e.
-not Turkish.) Answers are memoised per copy, so a repeated code costs a dict look-up.
+Resolved codes are memoised in-process (an assistant types the same few codes again and again, and
+each resolution costs up to four ORM queries, ~2 ms of CPU on the tool hot path), together with the
+distinct omr result names. The memo is dropped by :func:`clear_cache` (the importer calls it after
+loading a table, tests before each test) and otherwise after ``CACHE_TTL_SECONDS`` (60 s), so another
+process's import is seen within a minute.
 """
 
 from __future__ import annotations
@@ -204,7 +199,7 @@ def prefer_blood(rows: list[tuple[int, str, str | None]]) -> list[tuple[int, str
 def _resolve_sql(
     *, code: str, model: type[m.DLabItem] | type[m.DItem], aliases: dict[str, tuple[str, ...]]
 ) -> Resolved:
-    """The reference resolver, in SQL: used when the Python one could fold case differently."""
+    """``code`` against ``model``'s labels, in SQL; :func:`resolve_lab` and :func:`resolve_vital` memoise it."""
     manager = model.objects
     lab = model is m.DLabItem
     itemid = numeric_itemid(code)
@@ -261,64 +256,32 @@ def resolve_vital(code: str) -> Resolved:
 
 def suggestions(code: str, *, limit: int = 5) -> list[str]:
     """Closest lab/vital labels, for the hint of an unknown code."""
-    snap = _snapshot()
-    labels = {r[1] for r in snap.labs.rows if r[1] is not None} | {r[1] for r in snap.vitals.rows}
+    labels = set(m.DLabItem.objects.exclude(label=None).values_list("label", flat=True).distinct())
+    labels |= set(m.DItem.objects.values_list("label", flat=True).distinct())
     by_lower: dict[str, str] = {lab.lower(): lab for lab in labels}
     close = difflib.get_close_matches(code.lower(), list(by_lower), n=limit, cutoff=0.5)
     return [by_lower[c] for c in close]
 
 
 def omr_names() -> frozenset[str]:
-    """The distinct outpatient (omr) result names, from the cached copy (at most 500, as before)."""
+    """The distinct outpatient (omr) result names (at most 500), kept with the memo."""
     return _snapshot().omr_names
 
 
-# --- the in-process copy of the dictionaries ----------------------------------------------------
+# --- the in-process memo ------------------------------------------------------------------------
 
 CACHE_TTL_SECONDS = 60.0
-_MEMO_MAX = 4096  # resolved codes kept per dictionary copy; the codes an assistant types repeat a lot
-_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_PRINTABLE_ASCII = re.compile(r"[ -~]*")
-
-
-def _fold(text: str) -> str:
-    return text.translate(_ASCII_FOLD)
+_MEMO_MAX = 4096  # resolved codes kept per dictionary; the codes an assistant types repeat a lot
 
 
 @dataclass
-class _Table:
-    """One dictionary table, rows ordered by itemid: (itemid, label, fluid or category)."""
-
-    rows: list[tuple[int, str | None, str | None]]
-    aliases: dict[str, tuple[str, ...]]
-    lab: bool
-    folded: list[str | None] = field(init=False)
-    by_itemid: dict[int, tuple[int, str | None, str | None]] = field(init=False)
-    by_folded: dict[str, list[int]] = field(init=False)
-    labelled: list[int] = field(init=False)
-    ascii_only: bool = field(init=False)
-    memo: dict[str, Resolved] = field(init=False, default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.folded = [None if r[1] is None else _fold(r[1]) for r in self.rows]
-        self.by_itemid = {r[0]: r for r in self.rows}
-        self.labelled = [i for i, r in enumerate(self.rows) if r[1] is not None]
-        self.by_folded = {}
-        for i in self.labelled:
-            self.by_folded.setdefault(self.folded[i], []).append(i)
-        # Labels (and the fluids a lab term is filtered on) in printable ASCII: Python's ASCII folding
-        # then equals both backends' case-insensitive comparisons (see the module docstring).
-        self.ascii_only = all(
-            _PRINTABLE_ASCII.fullmatch(text) for r in self.rows for text in (r[1], r[2] if self.lab else None) if text
-        )
-
-
-@dataclass(frozen=True)
 class _Snapshot:
-    labs: _Table
-    vitals: _Table
+    """What the tools keep between calls: the omr result names and the codes resolved so far."""
+
     omr_names: frozenset[str]
     loaded_at: float
+    labs: dict[str, Resolved] = field(default_factory=dict)
+    vitals: dict[str, Resolved] = field(default_factory=dict)
 
 
 _lock = threading.Lock()
@@ -327,7 +290,7 @@ _generation = 0  # bumped by clear_cache: a load that started before the clear i
 
 
 def clear_cache() -> None:
-    """Forget the copy of the dictionaries (after an import; tests call it before each test)."""
+    """Forget the memo (after an import; tests call it before each test)."""
     global _current, _generation
     _generation += 1
     _current = None
@@ -338,8 +301,8 @@ def _snapshot() -> _Snapshot:
     snap = _current
     if snap is not None and time.monotonic() - snap.loaded_at < CACHE_TTL_SECONDS:
         return snap
-    # Expired: one thread reloads while the others keep answering from the old copy; with no copy
-    # at all they wait for the first load instead of all querying.
+    # Expired: one thread reloads while the others keep answering from the old memo; with none at
+    # all they wait for the first load instead of all querying.
     if not _lock.acquire(blocking=snap is None):
         return snap
     try:
@@ -355,86 +318,19 @@ def _snapshot() -> _Snapshot:
 
 
 def _load() -> _Snapshot:
-    loaded_at = time.monotonic()  # before the queries: an import committed meanwhile is seen at the next load
-    labs = list(m.DLabItem.objects.order_by("itemid").values_list("itemid", "label", "fluid"))
-    vitals = list(m.DItem.objects.order_by("itemid").values_list("itemid", "label", "category"))
+    loaded_at = time.monotonic()  # before the query: an import committed meanwhile is seen at the next load
     omr = frozenset(m.Omr.objects.values_list("result_name", flat=True).distinct()[:500])
-    return _Snapshot(
-        labs=_Table(rows=labs, aliases=LAB_ALIASES, lab=True),
-        vitals=_Table(rows=vitals, aliases=VITAL_ALIASES, lab=False),
-        omr_names=omr,
-        loaded_at=loaded_at,
-    )
-
-
-def _python_safe(term: str) -> bool:
-    """No character the backends could fold to or from ASCII differently than Python does."""
-    return all(
-        " " <= c <= "~" or (c > "\x7f" and c.isprintable() and c.lower() == c == c.upper() == c.casefold())
-        for c in term
-    )
+    return _Snapshot(omr_names=omr, loaded_at=loaded_at)
 
 
 def _resolve(*, code: str, lab: bool) -> Resolved:
     snap = _snapshot()
-    table = snap.labs if lab else snap.vitals
-    found = table.memo.get(code)
+    memo = snap.labs if lab else snap.vitals
+    found = memo.get(code)
     if found is None:
-        if table.ascii_only and _python_safe(code):
-            found = _resolve_in(table, code)
-        else:
-            model = m.DLabItem if lab else m.DItem
-            found = _resolve_sql(code=code, model=model, aliases=table.aliases)
-        if len(table.memo) >= _MEMO_MAX:
-            table.memo.clear()
-        table.memo[code] = found
+        model, aliases = (m.DLabItem, LAB_ALIASES) if lab else (m.DItem, VITAL_ALIASES)
+        found = _resolve_sql(code=code, model=model, aliases=aliases)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[code] = found
     return found
-
-
-def _steps(table: _Table, *, key: str, folded: str) -> list:
-    """The matching steps of :func:`_resolve_sql`, each mapping row indices (itemid order) to the matches."""
-    labels = table.folded
-    exact = set(table.by_folded.get(folded, ()))
-    steps = [lambda keep: (i for i in keep if i in exact)]
-    if key in table.aliases:
-        wanted = set(table.aliases[key])
-        steps.append(lambda keep: (i for i in keep if table.rows[i][1] in wanted))
-    # Whole word, then substring. The labels are folded to lower case: the pattern needs no IGNORECASE.
-    word = re.compile(rf"(^|[^a-z0-9]){re.escape(key)}([^a-z0-9]|$)")
-    steps.append(lambda keep: (i for i in keep if folded in labels[i] and word.search(labels[i])))
-    steps.append(lambda keep: (i for i in keep if folded in labels[i]))
-    return steps
-
-
-def _resolve_in(table: _Table, code: str) -> Resolved:
-    """:func:`_resolve_sql` over the cached table: same steps, same order, same 50-row cap."""
-    itemid = numeric_itemid(code)
-    if itemid is not None:
-        row = table.by_itemid.get(itemid)
-        return Resolved((row[0],), {row[0]: row[1]}) if row else Resolved((), {})
-    term = code.strip()
-    if "|" in term:
-        term = term.rsplit("|", 1)[1].strip()
-    candidates = [(term, None)]
-    if table.lab:
-        bare, fluid = _split_fluid(term)
-        if fluid is not None:
-            candidates.insert(0, (bare, fluid))
-    for text, fluid in candidates:
-        key, folded = text.lower(), _fold(text)
-        keep = table.labelled
-        if fluid is not None:
-            want = _fold(fluid)
-            keep = [i for i in keep if table.rows[i][2] is not None and _fold(table.rows[i][2]) == want]
-        for step in _steps(table, key=key, folded=folded):
-            rows = [table.rows[i] for i in step(keep)][:50]
-            if table.lab and fluid is None:
-                rows = prefer_blood(rows)
-            if rows:
-                return Resolved(tuple(r[0] for r in rows), {r[0]: r[1] for r in rows})
-    if "," in term:
-        parts = [_resolve_in(table, part) for part in term.split(",") if part.strip()]
-        if parts and all(p.itemids for p in parts):
-            labels = {k: v for p in parts for k, v in p.labels.items()}
-            return Resolved(tuple(dict.fromkeys(i for p in parts for i in p.itemids)), labels)
-    return Resolved((), {})

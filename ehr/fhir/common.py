@@ -7,6 +7,7 @@ from typing import Any
 from ehr import models as m
 from ehr.fhir.context import ToolContext
 from ehr.fhir.errors import ToolError
+from ehr.fhir.sql import db_datetime, fetch_all, fits_integer
 
 ITEMID_SYSTEM = "mimic-iv/itemid"
 OBS_CATEGORY_SYSTEM = "http://terminology.hl7.org/CodeSystem/observation-category"
@@ -74,11 +75,26 @@ def require_encounter(*, subject_id: int, hadm_id: int, context: ToolContext) ->
     return adm
 
 
+_SCOPE = """
+SELECT (SELECT COUNT(*) FROM {patients} WHERE subject_id = %s),
+       (SELECT COUNT(*) FROM {admissions} WHERE hadm_id = %s AND subject_id = %s AND admittime < %s)"""
+
+
 def check_scope(*, args: dict[str, Any], context: ToolContext) -> None:
-    """Validate patient (and encounter, if given); searches call it up front or when nothing matched."""
-    require_patient(subject_id=args["patient"])
-    if args.get("encounter") is not None:
-        require_encounter(subject_id=args["patient"], hadm_id=args["encounter"], context=context)
+    """Validate patient (and encounter, if given); searches call it up front or when nothing matched.
+
+    One hand-written statement (the ORM's two queries cost ~1 ms of CPU per tool call); a bad scope
+    then goes through the ``require_*`` checks for their readable error.
+    """
+    patient, encounter = args["patient"], args.get("encounter")
+    if fits_integer(patient) and (encounter is None or fits_integer(encounter)):
+        sql = _SCOPE.format(patients=m.Patient._meta.db_table, admissions=m.Admission._meta.db_table)
+        (known, enc_known), *_ = fetch_all(sql, [patient, encounter, patient, db_datetime(context.cutoff)])
+        if known and (encounter is None or enc_known):
+            return
+    require_patient(subject_id=patient)
+    if encounter is not None:
+        require_encounter(subject_id=patient, hadm_id=encounter, context=context)
 
 
 def check_window(*, args: dict[str, Any]) -> None:

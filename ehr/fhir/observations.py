@@ -216,7 +216,7 @@ def _search_labs(*, args: dict[str, Any], context: ToolContext, strict: bool) ->
     if code is None:
         found = _run_labs(args=args, context=context, itemids=None)
         if not found[0]:
-            _check_scope_fast(args=args, context=context)
+            check_scope(args=args, context=context)
         return found
     numeric = codes.numeric_itemid(code)
     # Fast path: an itemid, or an exact label resolved inside the same query.
@@ -406,23 +406,6 @@ def _search_vitals(*, args: dict[str, Any], context: ToolContext, strict: bool) 
 # --- the tool --------------------------------------------------------------------------------
 
 
-_SCOPE = """
-SELECT (SELECT COUNT(*) FROM {patients} WHERE subject_id = %s),
-       (SELECT COUNT(*) FROM {admissions} WHERE hadm_id = %s AND subject_id = %s AND admittime < %s)"""
-
-
-def _check_scope_fast(*, args: dict[str, Any], context: ToolContext) -> None:
-    """``check_scope`` in one hand-written statement (the ORM's two cost ~1 ms of CPU); it still
-    raises the readable error, by running ``check_scope`` itself when the scope is bad."""
-    patient, encounter = args["patient"], args["encounter"]
-    if fits_integer(patient) and (encounter is None or fits_integer(encounter)):
-        sql = _SCOPE.format(patients=m.Patient._meta.db_table, admissions=m.Admission._meta.db_table)
-        (known, enc_known), *_ = fetch_all(sql, [patient, encounter, patient, db_datetime(context.cutoff)])
-        if known and (encounter is None or enc_known):
-            return
-    check_scope(args=args, context=context)
-
-
 def _newest(resources: list[dict[str, Any]], *, count: int) -> list[dict[str, Any]]:
     # Full datetimes and OMR dates compare correctly as strings (both start YYYY-MM-DD).
     return heapq.nlargest(count, resources, key=lambda r: r.get("effectiveDateTime") or "")
@@ -447,13 +430,9 @@ def observation_search(*, args: dict[str, Any], context: ToolContext) -> dict[st
     # Unknown patient/encounter is an error, not "no results". The lab search has checked the scope
     # already whenever it found nothing, so that is done for "laboratory" and for no category.
     if not found and category in ("vital-signs", "microbiology"):
-        _check_scope_fast(args=args, context=context)
+        check_scope(args=args, context=context)
     if not found and category is None:
         code = args["code"]
-        if (
-            category is None
-            and code is not None
-            and not (codes.resolve_lab(code).itemids or codes.resolve_vital(code).itemids)
-        ):
+        if code is not None and not (codes.resolve_lab(code).itemids or codes.resolve_vital(code).itemids):
             raise _unknown_code(code=code, category="laboratory, vital-signs or microbiology")
     return bundle(found, total=total)

@@ -13,6 +13,7 @@ from ehr.fhir import REGISTRY, ToolContext, execute_tool
 from ehr.fhir.errors import ToolError
 from scenarios.generation.lang import lab_name, zh
 from scenarios.generation.types import Derivation, RubricItem, SessionPlan, Step, TurnDraft, TurnPlan
+from scenarios.patient.answers import CHINESE_TEXT_KEYS
 
 PatientAnswer = Callable[..., dict[str, Any]]
 
@@ -115,7 +116,7 @@ def med_orders(bundle: Any) -> list[MedOrder]:
 
 def patient_text(answer: dict[str, Any], *, language: str) -> str:
     """The spoken part of a patient-tool answer, whatever shape the patient module returns."""
-    keys = ("answer_zh", "text_zh") if language == "zh" else ()
+    keys = CHINESE_TEXT_KEYS if language == "zh" else ()
     for key in (*keys, "answer_en", "answer", "text", "content"):
         if isinstance(answer.get(key), str) and answer[key].strip():
             return answer[key].strip()
@@ -158,7 +159,7 @@ class TurnContext:
             args = {"session_id": self.plan.session_id, "subject_id": self.subject, **arguments}
             observation = self._ask_patient(tool, args)
             answered = isinstance(observation, dict) and "error" not in observation
-            if answered and not any(isinstance(observation.get(k), str) for k in ("answer_zh", "text_zh")):
+            if answered and not any(isinstance(observation.get(k), str) for k in CHINESE_TEXT_KEYS):
                 # A one-language patient: ask the same question in Chinese. The gold keeps both texts so
                 # that a Chinese run replays the patient in Chinese (evaluation.replay).
                 zh_obs = self._ask_patient(tool, {**args, "language": "zh"})
@@ -186,10 +187,6 @@ class TurnContext:
             return self.patient_answer(tool=tool, arguments=dict(args))
         except ToolError as exc:
             return exc.as_dict()
-
-    def said(self, observation: dict[str, Any], *, language: str) -> str:
-        """What the patient said, in ``language`` when the patient gave that language."""
-        return patient_text(observation, language=language)
 
     def names(self) -> dict[str, str]:
         """Placeholders for the request templates, EN and ZH."""

@@ -11,6 +11,7 @@ from scenarios.generation.common import (
     item,
     lab_points,
     med_orders,
+    patient_text,
     resources,
     term_check,
     value_check,
@@ -274,8 +275,8 @@ def dg_adherence(t: TurnContext) -> Built:
     o = orders[0] if orders else None
     order_en = f"{o.drug} is ordered as {o.dosage} ({o.rid})" if o else f"no {drug} order is recorded"
     order_zh = f"{drug_zh}医嘱为 {o.dosage}（{o.rid}）" if o else f"未记录{drug_zh}医嘱"
-    en = f'In the record, {order_en}. Asked about adherence, the patient says: "{t.said(said, language="en")}"'
-    zh_text = f"病历中{order_zh}。询问服药依从性时，患者表示：“{t.said(said, language='zh')}”"
+    en = f'In the record, {order_en}. Asked about adherence, the patient says: "{patient_text(said, language="en")}"'
+    zh_text = f"病历中{order_zh}。询问服药依从性时，患者表示：“{patient_text(said, language='zh')}”"
     rubric = [
         item(
             f"States the ordered {drug} regimen",
@@ -295,10 +296,10 @@ def dg_patient_history(t: TurnContext) -> Built:
     sym = t.call("patient.get_symptom_history", {"question": "What symptoms brought you to the hospital?"})
     soc = t.call("patient.get_social_history", {"question": "Do you smoke or drink, and who do you live with?"})
     en = (
-        f'Symptoms, in the patient\'s words: "{t.said(sym, language="en")}" '
-        f'Social history: "{t.said(soc, language="en")}"'
+        f'Symptoms, in the patient\'s words: "{patient_text(sym, language="en")}" '
+        f'Social history: "{patient_text(soc, language="en")}"'
     )
-    zh_text = f"症状（患者自述）：“{t.said(sym, language='zh')}” 社会史：“{t.said(soc, language='zh')}”"
+    zh_text = f"症状（患者自述）：“{patient_text(sym, language='zh')}” 社会史：“{patient_text(soc, language='zh')}”"
     rubric = [
         item("Asks the patient about the presenting symptoms", "向患者询问本次就诊症状", None),
         item(

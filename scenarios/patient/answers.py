@@ -31,6 +31,10 @@ from scenarios.patient.persona import Persona
 from scenarios.patient.render import medication_list, sentence
 from scenarios.patient.select import select_facts
 
+# Where a stored patient answer keeps its Chinese text: ``answer_zh`` (the generator's gold) or
+# ``text_zh`` (accepted from a patient module that answers in both languages at once).
+CHINESE_TEXT_KEYS = ("answer_zh", "text_zh")
+
 PATIENT_TOOLS = (
     "patient.get_symptom_history",
     "patient.get_medication_adherence",

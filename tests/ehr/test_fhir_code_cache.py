@@ -1,4 +1,4 @@
-"""The cached (in-Python) code resolver against the SQL one it replaced, and when the copy is refreshed.
+"""The memoised code resolver against the uncached SQL one, and when the memo is refreshed.
 
 Runs on the suite's database (SQLite or PostgreSQL): the SQL resolver's case-insensitive
 comparisons are the backend's own, so equality here is checked on both backends.
@@ -161,15 +161,17 @@ def test_cached_resolution_equals_sql(items, code: str) -> None:
     assert codes.resolve_lab(code) == sql_lab(code)  # memoised answer too
 
 
-def test_the_python_path_answers_these_codes(items) -> None:
-    """Not a silent fallback to SQL: ASCII and caseless (CJK) codes are resolved in Python."""
-    snap = codes._snapshot()
-    assert snap.labs.ascii_only and snap.vitals.ascii_only
-    assert all(codes._python_safe(code) for code in CODES)
-    assert codes._resolve_in(snap.labs, "ph").itemids == (95001,)  # blood preferred, not Phosphate
-    urine = codes._resolve_in(snap.labs, "urine glucose").itemids
+def test_look_alike_labels_are_kept_apart(items) -> None:
+    assert codes.resolve_lab("ph").itemids == (95001,)  # blood preferred, not Phosphate
+    urine = codes.resolve_lab("urine glucose").itemids
     assert 95005 in urine and 95004 not in urine
-    assert codes._resolve_in(snap.labs, "a.b").itemids == (95019,)  # "." is not a wildcard
+    assert codes.resolve_lab("a.b").itemids == (95019,)  # "." is not a wildcard
+
+
+def test_a_repeated_code_is_answered_from_the_memo(items, django_assert_num_queries) -> None:
+    first = codes.resolve_lab("urine glucose")
+    with django_assert_num_queries(0):
+        assert codes.resolve_lab("urine glucose") == first
 
 
 def test_every_label_resolves_like_sql(items) -> None:
@@ -182,21 +184,13 @@ def test_every_label_resolves_like_sql(items) -> None:
 
 
 @pytest.mark.parametrize("code", NON_ASCII_CASED)
-def test_codes_the_backends_fold_differently_go_to_sql(items, code: str) -> None:
-    assert not codes._python_safe(code)
+def test_codes_the_backends_fold_differently_resolve_like_sql(items, code: str) -> None:
     assert codes.resolve_lab(code) == sql_lab(code)
     assert codes.resolve_vital(code) == sql_vital(code)
 
 
-def test_control_characters_go_to_sql() -> None:
-    # PostgreSQL rejects NUL in text: the SQL path's error is kept, not turned into "no match".
-    assert not codes._python_safe("ph\x00")
-    assert not codes._python_safe("ph\x7f")
-
-
-def test_a_non_ascii_label_sends_every_code_to_sql(items) -> None:
+def test_a_non_ascii_label_resolves_like_sql(items) -> None:
     DLabItemFactory(itemid=95030, label="Glucose µ", fluid="Blood")
-    assert not codes._snapshot().labs.ascii_only
     for code in ("glucose", "glucose µ", "GLUCOSE µ", "µ"):
         assert codes.resolve_lab(code) == sql_lab(code)
 

@@ -26,10 +26,10 @@ def test_replay_normalises_arguments():
     )
     assert normalise_arguments({"topic": None, "language": "zh"}) == "{}"
     book = ReplayBook(answers={("patient.get_medication_adherence", '{"medication": "furosemide"}'): {"answer": "ok"}})
-    hit = book.answer(tool="patient.get_medication_adherence", arguments={"medication": "FUROSEMIDE"}, language="en")
-    assert hit == ({"answer": "ok"}, True)
-    miss, ok = book.answer(tool="patient.get_medication_adherence", arguments={}, language="zh")
-    assert not ok and miss["answer"] == "这个我不太清楚，也说不出更多了。"
+    hit = book.reply(tool="patient.get_medication_adherence", arguments={"medication": "FUROSEMIDE"}, language="en")
+    assert (hit.observation, hit.hit) == ({"answer": "ok"}, True)
+    miss = book.reply(tool="patient.get_medication_adherence", arguments={}, language="zh")
+    assert not miss.hit and miss.observation["answer"] == "这个我不太清楚，也说不出更多了。"
 
 
 def test_a_missing_language_is_refused_before_any_work(sessions):

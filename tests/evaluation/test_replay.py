@@ -68,9 +68,8 @@ def test_zh_run_without_chinese_gold_falls_back_to_english_and_says_so():
             _book(gold).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="en").language_fallback
             is False
         )
-    # The two-value API the agent loop uses still answers (observation, hit).
-    observation, hit = _book(imported).answer(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
-    assert hit and observation["answer"] == imported
+    got = _book(imported).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
+    assert got.hit and got.observation["answer"] == imported
 
 
 def test_a_chinese_only_gold_is_no_fallback_in_zh_and_a_fallback_in_en():
