@@ -233,8 +233,9 @@ class LLMClient:
                 )
             except openai.APITimeoutError:
                 failure = _Failure(status=None, kind="timeout", detail="", headers=None, retryable=True)
-            except openai.APIConnectionError:
-                failure = _Failure(status=None, kind="connection error", detail="", headers=None, retryable=True)
+            except openai.APIConnectionError as exc:
+                detail = _os_cause(exc)
+                failure = _Failure(status=None, kind="connection error", detail=detail, headers=None, retryable=True)
             except openai.OpenAIError as exc:
                 # The SDK's exceptions carry the request (and its Authorization header): keep the type only.
                 kind = f"SDK error {type(exc).__name__}"
@@ -377,6 +378,21 @@ def _json_or_none(response: httpx2.Response) -> object:
         return response.json()
     except ValueError:
         return None
+
+
+def _os_cause(exc: BaseException) -> str:
+    """The operating system's reason under a connection error ("Connection refused"), if any.
+
+    Only ``strerror`` is kept: the exception chain also carries the request, with its key.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _status_text(status: int) -> str:

@@ -1,6 +1,7 @@
 """Fault cases against the scripted server: each run completes and records what happened."""
 
 import json
+import threading
 
 import pytest
 from django.core.management import call_command
@@ -67,6 +68,47 @@ def test_endpoint_faults_are_infra_errors(sessions, tmp_path, fault, kind):
     assert EvalRun.objects.get(pk=summary["run_id"]).status == "finished"
     # Scores leave the infra error out rather than counting it as a model failure.
     assert summary["metrics"]["en"]["n_turns_scored"] == 1
+
+
+def test_endpoint_going_away_mid_run_is_a_connection_error(sessions, tmp_path, monkeypatch):
+    """The server stops listening after the first answer: later calls are refused (no one on the port)."""
+    monkeypatch.setenv("LLM_MODEL_UNDER_TEST_TIMEOUT", "5")  # stopping the server takes up to 0.5 s
+    servers: list[FakeOpenAIServer] = []
+
+    def answer_then_go_away(payload):
+        stopping = threading.Thread(target=servers[0].stop)
+        stopping.start()
+        stopping.join()  # the listening socket is closed before this answer goes out
+        plain = completion(content="Creatinine 1.4 mg/dL.")
+        return Scripted(body=plain.body, headers={"Connection": "close"})  # no kept-alive connection either
+
+    summary_path = tmp_path / "summary.json"
+    with FakeOpenAIServer(responder=answer_then_go_away) as server:
+        servers.append(server)
+        base_url = server.base_url
+        call_command(
+            "runeval",
+            "--model",
+            "fault-model",
+            "--base-url",
+            base_url,
+            "--api-key-env",
+            "H6_FAKE_KEY",
+            "--sessions",
+            "all",
+            "--limit",
+            "1",
+            "--quiet",
+            "--output",
+            str(tmp_path),
+        )
+    summary = json.loads(summary_path.read_text())
+    results = list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
+    assert results[0].infra_error == "" and results[0].score is not None
+    assert results[1].infra_error == "connection" and results[1].score is None
+    assert "refused" in str(results[1].trace["errors"]).lower()
+    assert summary["errors"]["infra"] == {"connection": 1}
+    assert EvalRun.objects.get(pk=summary["run_id"]).status == "finished"
 
 
 def test_unknown_tool_bad_json_empty_and_huge_answers(sessions, tmp_path):
