@@ -107,7 +107,7 @@ def test_unreachable_endpoint_and_non_retryable_errors(server):
     server.stop()
     with (
         _client(base_url=base_url, sleeps=sleeps, LLM_GENERATOR_CACHE="0") as client,
-        pytest.raises(LLMRequestError, match="connection error; gave up after 3 attempt") as caught,
+        pytest.raises(LLMRequestError, match="connection error: Connection refused; gave up after 3 attempt") as caught,
     ):
         client.chat(messages=ASK)
     assert caught.value.status is None
