@@ -78,7 +78,7 @@ class OpenAIAgent:
                 cache_salt=f"trial:{request.trial}",
             )
         except LLMRequestError as exc:
-            kind = f"http_{exc.status}" if exc.status else ("timeout" if "timeout" in str(exc) else "connection")
+            kind = f"http_{exc.status}" if exc.status else ("timeout" if exc.kind == "timeout" else "connection")
             raise AgentInfraError(kind, str(exc)) from None
         except LLMResponseError as exc:
             raise AgentInfraError("malformed_response", str(exc)) from None

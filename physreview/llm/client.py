@@ -333,6 +333,7 @@ class LLMClient:
             status=failure.status,
             attempts=attempts,
             retryable=failure.retryable,
+            kind=failure.kind,
         )
 
     def _redact(self, text: str) -> str:

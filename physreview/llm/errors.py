@@ -24,13 +24,24 @@ class LLMRequestError(LLMError):
     """A call failed: a non-retryable HTTP status, or retries exhausted.
 
     ``status`` is the last HTTP status (``None`` for timeouts and connection errors), ``attempts``
-    the number of HTTP requests made, ``retryable`` whether the last failure was of a retryable kind.
+    the number of HTTP requests made, ``retryable`` whether the last failure was of a retryable kind,
+    ``kind`` what the last failure was (``"timeout"``, ``"connection error"``, ``"HTTP 503 Service
+    Unavailable"``, ...), for callers that sort failures without reading the message.
     """
 
     def __init__(
-        self, message: str, *, role: str, endpoint: str, status: int | None, attempts: int, retryable: bool
+        self,
+        message: str,
+        *,
+        role: str,
+        endpoint: str,
+        status: int | None,
+        attempts: int,
+        retryable: bool,
+        kind: str = "",
     ) -> None:
         super().__init__(message)
+        self.kind = kind
         self.role = role
         self.endpoint = endpoint
         self.status = status

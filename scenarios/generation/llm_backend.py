@@ -148,7 +148,7 @@ def _probe(*, config: LLMConfig, environ: Mapping[str, str], timeout_s: float) -
 
 
 def _kind(exc: LLMRequestError) -> str:
-    return "timeout" if "timeout" in str(exc) else "connection error"
+    return "timeout" if exc.kind == "timeout" else "connection error"
 
 
 def generate_session_llm(

@@ -257,8 +257,9 @@ class Command(BaseCommand):
 
             Console(file=self.stdout._out, width=160).print(summary_table(summary))
             errs = summary["errors"]
+            by_kind = f" {errs['infra']}" if errs["infra"] else ""
             self.stdout.write(
-                f"infra errors: {errs['infra_total']}{' ' + str(errs['infra']) if errs['infra'] else ''}; invalid tool calls: "
+                f"infra errors: {errs['infra_total']}{by_kind}; invalid tool calls: "
                 f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
                 f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
                 f"judge errors: {errs['judge_errors']}"
