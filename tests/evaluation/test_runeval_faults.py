@@ -17,27 +17,31 @@ def key(monkeypatch):
     monkeypatch.setenv("LLM_MODEL_UNDER_TEST_TIMEOUT", "0.5")
 
 
-def _run(tmp_path, responder, *args):
-    with FakeOpenAIServer(responder=responder) as server:
-        call_command(
-            "runeval",
-            "--model",
-            "fault-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            "H6_FAKE_KEY",
-            "--sessions",
-            "all",
-            "--limit",
-            "1",
-            "--quiet",
-            "--output",
-            str(tmp_path),
-            *args,
-        )
+def _runeval(tmp_path, base_url, *args):
+    call_command(
+        "runeval",
+        "--model",
+        "fault-model",
+        "--base-url",
+        base_url,
+        "--api-key-env",
+        "H6_FAKE_KEY",
+        "--sessions",
+        "all",
+        "--limit",
+        "1",
+        "--quiet",
+        "--output",
+        str(tmp_path),
+        *args,
+    )
     summary = json.loads((tmp_path / "summary.json").read_text())
     return summary, list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
+
+
+def _run(tmp_path, responder, *args):
+    with FakeOpenAIServer(responder=responder) as server:
+        return _runeval(tmp_path, server.base_url, *args)
 
 
 def _nth(n, fault):
@@ -82,28 +86,9 @@ def test_endpoint_going_away_mid_run_is_a_connection_error(sessions, tmp_path, m
         plain = completion(content="Creatinine 1.4 mg/dL.")
         return Scripted(body=plain.body, headers={"Connection": "close"})  # no kept-alive connection either
 
-    summary_path = tmp_path / "summary.json"
     with FakeOpenAIServer(responder=answer_then_go_away) as server:
         servers.append(server)
-        base_url = server.base_url
-        call_command(
-            "runeval",
-            "--model",
-            "fault-model",
-            "--base-url",
-            base_url,
-            "--api-key-env",
-            "H6_FAKE_KEY",
-            "--sessions",
-            "all",
-            "--limit",
-            "1",
-            "--quiet",
-            "--output",
-            str(tmp_path),
-        )
-    summary = json.loads(summary_path.read_text())
-    results = list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
+        summary, results = _runeval(tmp_path, server.base_url)
     assert results[0].infra_error == "" and results[0].score is not None
     assert results[1].infra_error == "connection" and results[1].score is None
     assert "refused" in str(results[1].trace["errors"]).lower()
