@@ -20,7 +20,8 @@ CHECK_KINDS = ("value_unit", "term", "write_call", "must_not_recommend")
 _KEYS = {
     "value_unit": ({"kind", "value", "unit"}, {"tolerance"}),
     "term": ({"kind", "en", "zh"}, set()),
-    "write_call": ({"kind", "tool", "params"}, set()),
+    # legacy_params: parameters of an earlier tool contract kept by the migration; never scored
+    "write_call": ({"kind", "tool", "params"}, {"legacy_params"}),
     "must_not_recommend": ({"kind", "en", "zh"}, set()),
 }
 

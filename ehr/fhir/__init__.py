@@ -4,7 +4,7 @@ Public API::
 
     from ehr.fhir import ToolContext, execute_tool, tool_schemas
     ctx = ToolContext(current_date=date(2180, 7, 23), subject_id=10001234)
-    execute_tool(name="Observation.search", arguments={"patient": 10001234, "code": "creatinine"}, context=ctx)
+    execute_tool(name="Observation.search", arguments={"subject_id": 10001234, "code": "creatinine"}, context=ctx)
 
 The date-cutoff rule is defined (once) in :mod:`ehr.fhir.context`.
 """

@@ -58,7 +58,7 @@ def require_patient(*, subject_id: int) -> m.Patient:
     if patient is None:
         raise ToolError(
             f"Patient {subject_id} not found",
-            "Use the session's subject_id (see 'Patient is ...' in the session info), e.g. patient=10001234.",
+            "Use the session's subject_id (see the session info), e.g. subject_id=10001234.",
         )
     return patient
 
@@ -69,7 +69,7 @@ def require_encounter(*, subject_id: int, hadm_id: int, context: ToolContext) ->
     if adm is None:
         raise ToolError(
             f"Encounter {hadm_id} not found for patient {subject_id} (as of {context.current_date})",
-            "Pass encounter as the hadm_id of one of this patient's admissions (Encounter.search lists them), "
+            "Pass hadm_id of one of this patient's admissions (Encounter.search lists them), "
             "or omit it to search all admissions.",
         )
     return adm
@@ -86,7 +86,7 @@ def check_scope(*, args: dict[str, Any], context: ToolContext) -> None:
     One hand-written statement (the ORM's two queries cost ~1 ms of CPU per tool call); a bad scope
     then goes through the ``require_*`` checks for their readable error.
     """
-    patient, encounter = args["patient"], args.get("encounter")
+    patient, encounter = args["subject_id"], args.get("hadm_id")
     if fits_integer(patient) and (encounter is None or fits_integer(encounter)):
         sql = _SCOPE.format(patients=m.Patient._meta.db_table, admissions=m.Admission._meta.db_table)
         (known, enc_known), *_ = fetch_all(sql, [patient, encounter, patient, db_datetime(context.cutoff)])

@@ -12,11 +12,13 @@ from ehr.fhir.common import (
     ICD_PX_SYSTEMS,
     bundle,
     check_scope,
-    check_window,
     drop_none,
     ref,
 )
-from ehr.fhir.context import ToolContext, date_window, fmt_date, fmt_datetime, time_window
+from ehr.fhir.context import ToolContext, date_window, fmt_date, fmt_datetime
+
+# The released contract has no _count here; a record's whole coded history fits well within this.
+CONDITION_COUNT = 50
 
 
 def _code_filter(code: str, titles: type[m.DIcdDiagnosis] | type[m.DIcdProcedure]) -> Q:
@@ -41,29 +43,46 @@ def _titles(
     return {(c, v): t for c, v, t in model.objects.filter(q).values_list("icd_code", "icd_version", "long_title")}
 
 
+def _current_admission(*, subject_id: int, context: ToolContext) -> int | None:
+    """The admission "now" is in: the newest one started before the current date."""
+    return (
+        m.Admission.objects.filter(subject_id=subject_id, admittime__lt=context.now)
+        .order_by("-admittime")
+        .values_list("hadm_id", flat=True)
+        .first()
+    )
+
+
 def condition_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    """Diagnoses have no time of their own: they are visible with their admission (see context.py)."""
-    check_window(args=args)
+    """Diagnoses have no time of their own: they are visible with their admission (see context.py).
+
+    MIMIC codes no clinical status; a diagnosis coded in the current admission reads as ``active``,
+    one coded only in earlier admissions as ``resolved`` (``inactive`` asks for the same ones).
+    """
     check_scope(args=args, context=context)
-    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    adm_qs = m.Admission.objects.filter(subject_id=args["patient"], admittime__lt=end)
-    if args["encounter"] is not None:
-        adm_qs = adm_qs.filter(hadm_id=args["encounter"])
-    if start is not None:
-        adm_qs = adm_qs.exclude(dischtime__lt=start)
+    adm_qs = m.Admission.objects.filter(subject_id=args["subject_id"], admittime__lt=context.cutoff)
+    if args["hadm_id"] is not None:
+        adm_qs = adm_qs.filter(hadm_id=args["hadm_id"])
     admissions = {a.hadm_id: a for a in adm_qs.only("hadm_id", "admittime", "dischtime")}
-    qs = m.DiagnosisIcd.objects.filter(subject_id=args["patient"], hadm_id__in=list(admissions))
+    current = _current_admission(subject_id=args["subject_id"], context=context)
+    qs = m.DiagnosisIcd.objects.filter(subject_id=args["subject_id"], hadm_id__in=list(admissions))
     if args["code"] is not None:
         qs = qs.filter(_code_filter(args["code"], m.DIcdDiagnosis))
+    wanted = args["clinical_status"]
+    if wanted == "active":
+        qs = qs.filter(hadm_id=current)
+    elif wanted in ("resolved", "inactive"):
+        qs = qs.exclude(hadm_id=current)
     rows = sorted(qs, key=lambda r: (-admissions[r.hadm_id].admittime.timestamp(), r.seq_num))
     total = len(rows)
-    rows = rows[: args["_count"]]
+    rows = rows[:CONDITION_COUNT]
     titles = _titles(m.DIcdDiagnosis, {(r.icd_code, r.icd_version) for r in rows})
     out = []
     for r in rows:
         adm = admissions[r.hadm_id]
         title = titles.get((r.icd_code, r.icd_version), r.icd_code)
         discharged = context.time_visible(adm.dischtime)
+        status = "active" if r.hadm_id == current else "resolved"
         out.append(
             drop_none(
                 {
@@ -73,7 +92,7 @@ def condition_search(*, args: dict[str, Any], context: ToolContext) -> dict[str,
                         "coding": [
                             {
                                 "system": "http://terminology.hl7.org/CodeSystem/condition-clinical",
-                                "code": "active",
+                                "code": status,
                             }
                         ]
                     },
@@ -106,18 +125,13 @@ def condition_search(*, args: dict[str, Any], context: ToolContext) -> dict[str,
 
 
 def procedure_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_window(args=args)
     check_scope(args=args, context=context)
-    first, last = date_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    qs = m.ProcedureIcd.objects.filter(subject_id=args["patient"], chartdate__lte=last)
-    if first is not None:
-        qs = qs.filter(chartdate__gte=first)
-    if args["encounter"] is not None:
-        qs = qs.filter(hadm_id=args["encounter"])
-    if args["code"] is not None:
-        qs = qs.filter(_code_filter(args["code"], m.DIcdProcedure))
+    _, last = date_window(context=context, date_from=None, date_to=None)
+    qs = m.ProcedureIcd.objects.filter(subject_id=args["subject_id"], chartdate__lte=last)
+    if args["hadm_id"] is not None:
+        qs = qs.filter(hadm_id=args["hadm_id"])
     total = qs.count()
-    rows = list(qs.order_by("-chartdate", "hadm_id", "seq_num")[: args["_count"]])
+    rows = list(qs.order_by("-chartdate", "hadm_id", "seq_num")[:CONDITION_COUNT])
     titles = _titles(m.DIcdProcedure, {(r.icd_code, r.icd_version) for r in rows})
     out = []
     for r in rows:

@@ -1,61 +1,21 @@
 """Every tool's declaration: name, source, English and Chinese descriptions, parameters, handler.
 
-Names are the benchmark's canonical names (identical in both languages); only descriptions are
-translated. Shared parameters are declared once so that all searches read the same way.
+The model-facing contract (names, parameter names, types, required lists, enums) is exactly the
+released PhysAssistBench one (``shared/formats/pab-protocol.md``); the descriptions are ours, in
+English and Chinese. ``aliases`` accept the FHIR-style names of our earlier versions (``patient``,
+``encounter``, ``code`` for a drug, ``section`` …) and the release's known wrong names; shared
+parameters are declared once so that all searches read the same way.
 """
 
 from __future__ import annotations
 
 from ehr.fhir import conditions, documents, encounters, medications, observations, writes
-from ehr.fhir.common import DEFAULT_COUNT, MAX_COUNT
+from ehr.fhir.common import MAX_COUNT
 from ehr.fhir.params import Param, Tool
 from ehr.fhir.patient_tools import make_patient_handler
 
 # --- shared parameters -------------------------------------------------------------------------
 
-PATIENT = Param(
-    "patient",
-    "integer",
-    "Patient id (MIMIC subject_id).",
-    "患者编号（MIMIC subject_id）。",
-    required=True,
-    example=10001234,
-)
-ENCOUNTER = Param(
-    "encounter",
-    "integer",
-    "Admission id (MIMIC hadm_id); omit to search all of the patient's admissions.",
-    "住院编号（MIMIC hadm_id）；省略则检索该患者的全部住院记录。",
-    example=20001234,
-)
-DATE_FROM = Param(
-    "date_from", "string", "Earliest date to include, YYYY-MM-DD.", "起始日期（含），格式 YYYY-MM-DD。", format="date"
-)
-DATE_TO = Param(
-    "date_to", "string", "Latest date to include, YYYY-MM-DD.", "截止日期（含），格式 YYYY-MM-DD。", format="date"
-)
-
-
-def _count(default: int) -> Param:
-    return Param(
-        "_count",
-        "integer",
-        f"Maximum number of results, newest first (default {default}, at most {MAX_COUNT}).",
-        f"返回结果的最大条数，按时间由新到旧排列（默认 {default}，最多 {MAX_COUNT}）。",
-        minimum=1,
-        maximum=MAX_COUNT,
-        default=default,
-        example=10,
-    )
-
-
-SEARCH = (PATIENT, ENCOUNTER, DATE_FROM, DATE_TO)
-
-# --- patient-tool parameters (the harness overwrites subject_id / session_id) -------------------
-
-SESSION_ID = Param(
-    "session_id", "string", "Session id.", "会话编号。", required=True, example="physassistbench_med_safety_0"
-)
 SUBJECT_ID = Param(
     "subject_id",
     "integer",
@@ -64,17 +24,33 @@ SUBJECT_ID = Param(
     required=True,
     example=10001234,
 )
-QUESTION = Param(
-    "question",
+HADM_ID = Param(
+    "hadm_id",
+    "integer",
+    "Admission id (MIMIC hadm_id); omit to search all of the patient's admissions.",
+    "住院编号（MIMIC hadm_id）；省略则检索该患者的全部住院记录。",
+    example=20001234,
+)
+SEARCH = (SUBJECT_ID, HADM_ID)
+OBSERVATION_COUNT = 20
+
+SESSION_ID = Param(
+    "session_id",
     "string",
-    "The question to ask the patient, in plain words.",
-    "要向患者提出的问题，请使用通俗易懂的语言。",
+    "Session id (from the session info).",
+    "会话编号（见会话信息）。",
+    required=True,
+    example="physassistbench_med_safety_0",
 )
 
 
-def _patient_tool(name: str, en: str, zh: str, *extra: Param) -> Tool:
-    return Tool(name, "patient", en, zh, (SESSION_ID, SUBJECT_ID, *extra, QUESTION), make_patient_handler(name))
+def _patient_tool(name: str, en: str, zh: str, *extra: Param, aliases: dict[str, str] | None = None) -> Tool:
+    return Tool(
+        name, "patient", en, zh, (SUBJECT_ID, SESSION_ID, *extra), make_patient_handler(name), aliases=aliases or {}
+    )
 
+
+_DRUG_ALIASES = {"drug": "medication", "med": "medication", "code": "medication"}
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -82,7 +58,7 @@ TOOLS: tuple[Tool, ...] = (
         "ehr",
         "Read the patient's demographics: sex, age at the current date, deceased status, language, marital status.",
         "读取患者基本信息：性别、截至当前日期的年龄、是否死亡、语言、婚姻状况。",
-        (PATIENT,),
+        (SUBJECT_ID,),
         encounters.patient_read,
     ),
     Tool(
@@ -91,17 +67,7 @@ TOOLS: tuple[Tool, ...] = (
         "Search the patient's hospital admissions "
         "(period, admission type, care units, service, discharge disposition).",
         "检索患者的住院记录（起止时间、入院类型、所在病区、科室、出院去向）。",
-        (
-            *SEARCH,
-            Param(
-                "status",
-                "string",
-                "Only admissions in this state.",
-                "仅返回该状态的住院记录。",
-                enum=("in-progress", "finished"),
-            ),
-            _count(20),
-        ),
+        SEARCH,
         encounters.encounter_search,
     ),
     Tool(
@@ -117,9 +83,16 @@ TOOLS: tuple[Tool, ...] = (
                 "ICD code or prefix (e.g. 'I50') or words of the diagnosis (e.g. 'heart failure').",
                 "ICD 编码或编码前缀（如 'I50'），或诊断名称中的词（如 'heart failure'）。",
             ),
-            _count(DEFAULT_COUNT),
+            Param(
+                "clinical_status",
+                "string",
+                "active: coded in the most recent admission; resolved/inactive: only in earlier admissions.",
+                "active：最近一次住院中编码的诊断；resolved/inactive：仅见于更早住院的诊断。",
+                enum=("active", "resolved", "inactive"),
+            ),
         ),
         conditions.condition_search,
+        aliases={"icd_code": "code", "diagnosis": "code", "status": "clinical_status"},
     ),
     Tool(
         "Observation.search",
@@ -145,9 +118,51 @@ TOOLS: tuple[Tool, ...] = (
                 "或 MIMIC 数字 itemid（如 '50912'）。",
                 example="creatinine",
             ),
-            _count(DEFAULT_COUNT),
+            Param(
+                "date_from",
+                "string",
+                "Earliest date to include, YYYY-MM-DD.",
+                "起始日期（含），格式 YYYY-MM-DD。",
+                format="date",
+            ),
+            Param(
+                "date_to",
+                "string",
+                "Latest date to include, YYYY-MM-DD.",
+                "截止日期（含），格式 YYYY-MM-DD。",
+                format="date",
+            ),
+            Param(
+                "_count",
+                "integer",
+                f"Maximum number of results, newest first (default {OBSERVATION_COUNT}).",
+                f"返回结果的最大条数，按时间由新到旧排列（默认 {OBSERVATION_COUNT}）。",
+                minimum=1,
+                maximum=MAX_COUNT,
+                default=OBSERVATION_COUNT,
+                example=10,
+            ),
         ),
         observations.observation_search,
+        aliases={
+            "test_name": "code",
+            "lab_test": "code",
+            "item_name": "code",
+            "vital_name": "code",
+            "type": "category",
+            "limit": "_count",
+            "count": "_count",
+        },
+        value_aliases={
+            "category": {
+                "lab": "laboratory",
+                "labs": "laboratory",
+                "vital": "vital-signs",
+                "vitals": "vital-signs",
+                "vital_signs": "vital-signs",
+                "micro": "microbiology",
+            }
+        },
     ),
     Tool(
         "MedicationRequest.search",
@@ -157,7 +172,7 @@ TOOLS: tuple[Tool, ...] = (
         (
             *SEARCH,
             Param(
-                "code",
+                "medication",
                 "string",
                 "Drug name or part of it (e.g. 'warfarin').",
                 "药品名称或其中一部分（英文，如 'warfarin'）。",
@@ -165,25 +180,22 @@ TOOLS: tuple[Tool, ...] = (
             Param(
                 "status",
                 "string",
-                "active: still running after the current date; completed: stopped.",
-                "active：当前日期之后仍在执行；completed：已停止。",
-                enum=("active", "completed", "unknown"),
+                "active: still running on the current date; completed or stopped: ended before it.",
+                "active：当前日期仍在执行；completed 或 stopped：在当前日期之前已结束。",
+                enum=("active", "completed", "stopped"),
             ),
-            _count(DEFAULT_COUNT),
         ),
         medications.medication_request_search,
+        aliases=_DRUG_ALIASES,
     ),
     Tool(
         "MedicationAdministration.search",
         "ehr",
         "Search medication administrations recorded by nurses (eMAR): what was given, held or stopped, and when.",
         "检索护士记录的给药情况（电子给药记录 eMAR）：何时给药、暂停或停用了哪些药物。",
-        (
-            *SEARCH,
-            Param("code", "string", "Drug name or part of it.", "药品名称或其中一部分（英文）。"),
-            _count(DEFAULT_COUNT),
-        ),
+        (*SEARCH, Param("medication", "string", "Drug name or part of it.", "药品名称或其中一部分（英文）。")),
         medications.medication_administration_search,
+        aliases=_DRUG_ALIASES,
     ),
     Tool(
         "DiagnosticReport.search",
@@ -193,60 +205,75 @@ TOOLS: tuple[Tool, ...] = (
         (
             *SEARCH,
             Param(
-                "code",
+                "report_type",
                 "string",
                 "Words of the examination or report (e.g. 'chest', 'CT head').",
                 "检查项目或报告中的词（英文，如 'chest'、'CT head'）。",
             ),
-            Param(
-                "section",
-                "string",
-                "Return only this section (e.g. 'Impression', 'Findings').",
-                "仅返回该段落（如 'Impression'、'Findings'）。",
-            ),
-            _count(10),
         ),
         documents.diagnostic_report_search,
+        aliases={"type": "report_type", "code": "report_type"},
     ),
     Tool(
         "DocumentReference.search",
         "ehr",
-        "Search clinical notes (discharge summaries, radiology reports), split into sections; use 'section' to read "
-        "one part, e.g. 'History of Present Illness', 'Discharge Medications', 'Social History'.",
-        "检索临床文书（出院小结、放射报告），按段落拆分；可用 section 只读取某一段，"
-        "如 'History of Present Illness'、'Discharge Medications'、'Social History'。",
+        "Search clinical notes (discharge summaries, radiology reports), split into sections. 'keyword' that names "
+        "a section (e.g. 'History of Present Illness', 'Discharge Medications', 'Social History') returns that "
+        "section; other words return the sections that contain them.",
+        "检索临床文书（出院小结、放射报告），按段落拆分。keyword 为段落标题时（如 'History of Present Illness'、"
+        "'Discharge Medications'、'Social History'）返回该段落；其他词语返回包含该词的段落。",
         (
             *SEARCH,
-            Param("type", "string", "Kind of note.", "文书类型。", enum=("discharge", "radiology")),
             Param(
-                "section",
+                "type_code",
                 "string",
-                "Section heading to return (case-insensitive).",
-                "要返回的段落标题（不区分大小写）。",
+                "Kind of note.",
+                "文书类型。",
+                enum=("discharge-summary", "radiology"),
+            ),
+            Param(
+                "keyword",
+                "string",
+                "Section heading or words to look for (case-insensitive).",
+                "要查找的段落标题或词语（不区分大小写）。",
                 example="Discharge Instructions",
             ),
-            _count(5),
         ),
         documents.document_reference_search,
+        aliases={"type": "type_code", "query": "keyword", "section": "keyword"},
+        value_aliases={
+            "type_code": {"discharge": "discharge-summary", "discharge_summary": "discharge-summary"},
+        },
     ),
     Tool(
         "CarePlan.search",
         "ehr",
-        "Search discharge care plans: discharge instructions, follow-up appointments, disposition and condition.",
-        "检索出院照护计划：出院医嘱、随访安排、出院去向及出院时状况。",
-        (PATIENT, ENCOUNTER, _count(5)),
+        "Search discharge care plans: discharge-planning (disposition, condition, instructions), followup "
+        "(appointments) or treatment (discharge medications).",
+        "检索出院照护计划：discharge-planning（出院去向、出院时状况、出院医嘱）、followup（随访安排）"
+        "或 treatment（出院带药）。",
+        (
+            *SEARCH,
+            Param(
+                "category",
+                "string",
+                "Part of the plan; omit for discharge planning and follow-up.",
+                "计划的组成部分；省略则返回出院计划和随访安排。",
+                enum=("discharge-planning", "followup", "treatment"),
+            ),
+        ),
         documents.care_plan_search,
+        aliases={"type": "category"},
+        value_aliases={
+            "category": {"follow-up": "followup", "follow_up": "followup", "discharge": "discharge-planning"}
+        },
     ),
     Tool(
         "Procedure.search",
         "ehr",
         "Search procedures performed (ICD procedure codes with titles and dates).",
         "检索已实施的操作/手术（ICD 操作编码、名称及日期）。",
-        (
-            *SEARCH,
-            Param("code", "string", "ICD procedure code or words of its title.", "ICD 操作编码或名称中的词（英文）。"),
-            _count(DEFAULT_COUNT),
-        ),
+        SEARCH,
         conditions.procedure_search,
     ),
     Tool(
@@ -254,67 +281,55 @@ TOOLS: tuple[Tool, ...] = (
         "ehr",
         "List the patient's recorded allergies and intolerances.",
         "列出患者已记录的过敏及不耐受情况。",
-        (PATIENT, ENCOUNTER, _count(DEFAULT_COUNT)),
+        SEARCH,
         documents.allergy_intolerance_search,
     ),
     _patient_tool(
         "patient.get_symptom_history",
         "Ask the patient about a symptom: onset, duration, character, severity, what makes it better or worse.",
         "向患者询问某一症状：起病时间、持续时间、性质、严重程度、加重或缓解因素。",
-        Param("symptom", "string", "The symptom to ask about (e.g. 'chest pain').", "要询问的症状（如“胸痛”）。"),
+        Param(
+            "query",
+            "string",
+            "The symptom or question to ask about, in plain words (e.g. 'chest pain').",
+            "要询问的症状或问题，请使用通俗的语言（如“胸痛”）。",
+        ),
+        aliases={"symptom": "query", "question": "query"},
     ),
     _patient_tool(
         "patient.get_medication_adherence",
         "Ask the patient how they actually take their medications at home (missed doses, self-adjustments, reasons).",
         "向患者询问在家实际的服药情况（漏服、自行调整剂量及其原因）。",
         Param(
-            "medication",
+            "drug",
             "string",
             "A specific medication to ask about; omit for all.",
             "要询问的具体药物；省略则询问全部药物。",
         ),
+        aliases={"medication": "drug", "med": "drug"},
     ),
     _patient_tool(
         "patient.get_social_history",
         "Ask the patient about social history: smoking, alcohol, drug use, living situation, support, occupation.",
         "向患者询问社会史：吸烟、饮酒、药物滥用、居住情况、社会支持、职业。",
-        Param(
-            "topic",
-            "string",
-            "Topic to ask about; omit for an overview.",
-            "要询问的主题；省略则概括询问。",
-            enum=("smoking", "alcohol", "substance_use", "living_situation", "support", "occupation"),
-        ),
     ),
     _patient_tool(
         "patient.get_functional_status",
         "Ask the patient about daily functioning: mobility, self-care, falls, exercise tolerance, cognition.",
         "向患者询问日常功能状况：活动能力、生活自理、跌倒、运动耐量、认知。",
-        Param(
-            "domain",
-            "string",
-            "Domain to ask about; omit for an overview.",
-            "要询问的方面；省略则概括询问。",
-            enum=("mobility", "self_care", "falls", "exercise_tolerance", "cognition"),
-        ),
     ),
     _patient_tool(
         "patient.get_pain_assessment",
         "Ask the patient to describe their pain: location, 0-10 score, character, timing, relieving factors.",
         "请患者描述疼痛：部位、0–10 分评分、性质、发作时间、缓解因素。",
-        Param(
-            "location", "string", "Body site to ask about; omit for any pain.", "要询问的疼痛部位；省略则询问任何疼痛。"
-        ),
     ),
     Tool(
         "MedicationRequest.create",
         "write",
-        "Order, change, hold or stop a medication (simulated: nothing is written to the record). A new or changed "
-        "order needs dose, route and frequency; use status 'stopped' or 'on-hold' to stop or hold a drug.",
-        "开具、调整、暂停或停用药物医嘱（模拟操作，不会写入病历）。新开或调整医嘱需提供剂量、给药途径和频次；"
-        "停药或暂停请将 status 设为 'stopped' 或 'on-hold'。",
+        "Order a medication or a changed dose (simulated: nothing is written to the record).",
+        "开具药物医嘱或调整剂量（模拟操作，不会写入病历）。",
         (
-            PATIENT,
+            SUBJECT_ID,
             Param(
                 "medication",
                 "string",
@@ -323,45 +338,35 @@ TOOLS: tuple[Tool, ...] = (
                 required=True,
                 example="apixaban",
             ),
-            Param("dose", "string", "Dose with unit (e.g. '2.5 mg').", "剂量及单位（如 '2.5 mg'）。", example="2.5 mg"),
             Param(
-                "route", "string", "Route (e.g. 'PO', 'IV', 'SC').", "给药途径（如 'PO'、'IV'、'SC'）。", example="PO"
+                "dose",
+                "string",
+                "Dose with unit (e.g. '2.5 mg'); 'hold' to hold the drug.",
+                "剂量及单位（如 '2.5 mg'）；暂停用药填 'hold'。",
+                required=True,
+                example="2.5 mg",
+            ),
+            Param(
+                "route",
+                "string",
+                "Route (e.g. 'PO', 'IV', 'SC').",
+                "给药途径（如 'PO'、'IV'、'SC'）。",
+                required=True,
+                example="PO",
             ),
             Param(
                 "frequency",
                 "string",
                 "Frequency (e.g. 'BID', 'once daily').",
                 "给药频次（如 'BID'、'once daily'）。",
+                required=True,
                 example="BID",
             ),
-            Param(
-                "status",
-                "string",
-                "Order status.",
-                "医嘱状态。",
-                enum=("active", "draft", "on-hold", "stopped", "cancelled"),
-                default="active",
-            ),
-            Param(
-                "intent",
-                "string",
-                "order: to be carried out; proposal: suggested to the physician.",
-                "order：需执行的医嘱；proposal：向医生提出的建议。",
-                enum=("order", "proposal", "plan"),
-                default="order",
-            ),
-            Param(
-                "replaces",
-                "string",
-                "Id of the existing order this one changes (e.g. 'rx-12345678').",
-                "本医嘱所替代的既有医嘱编号（如 'rx-12345678'）。",
-            ),
+            Param("indication", "string", "Clinical reason.", "用药或调整的临床理由。"),
             Param("duration_days", "integer", "Planned duration in days.", "计划疗程（天）。", minimum=1, maximum=3650),
-            Param("reason", "string", "Clinical reason.", "用药或调整的临床理由。"),
-            Param("note", "string", "Free-text note (e.g. monitoring to do).", "备注（如需要的监测）。"),
-            ENCOUNTER,
         ),
         writes.medication_request_create,
+        aliases={"drug": "medication", "med": "medication", "reason": "indication"},
     ),
     Tool(
         "ServiceRequest.create",
@@ -369,9 +374,9 @@ TOOLS: tuple[Tool, ...] = (
         "Request a test, imaging study, consultation, referral or procedure (simulated).",
         "申请检验、影像检查、会诊、转诊或操作（模拟操作）。",
         (
-            PATIENT,
+            SUBJECT_ID,
             Param(
-                "code",
+                "service_type",
                 "string",
                 "What is requested (e.g. 'basic metabolic panel', 'cardiology consult').",
                 "申请的项目（如 'basic metabolic panel'、'cardiology consult'）。",
@@ -379,32 +384,26 @@ TOOLS: tuple[Tool, ...] = (
                 example="basic metabolic panel",
             ),
             Param(
-                "category",
-                "string",
-                "Kind of request.",
-                "申请类别。",
-                enum=("laboratory", "imaging", "consultation", "referral", "procedure", "nursing", "other"),
-            ),
-            Param(
                 "priority",
                 "string",
                 "Urgency.",
                 "紧急程度。",
-                enum=("routine", "urgent", "asap", "stat"),
-                default="routine",
+                required=True,
+                enum=("routine", "urgent", "asap"),
+                example="routine",
             ),
+            Param("note", "string", "Free-text note (e.g. the clinical reason).", "备注（如申请的临床理由）。"),
             Param(
-                "occurrence_date",
+                "target_date",
                 "string",
                 "When it should happen, YYYY-MM-DD (today or later).",
                 "计划执行日期，格式 YYYY-MM-DD（当天或之后）。",
                 format="date",
             ),
-            Param("reason", "string", "Clinical reason.", "申请的临床理由。"),
-            Param("note", "string", "Free-text note.", "备注。"),
-            ENCOUNTER,
         ),
         writes.service_request_create,
+        aliases={"code": "service_type", "occurrence_date": "target_date", "reason": "note"},
+        value_aliases={"priority": {"stat": "asap"}},
     ),
     Tool(
         "Flag.create",
@@ -412,34 +411,43 @@ TOOLS: tuple[Tool, ...] = (
         "Put an alert flag on the patient's record (e.g. bleeding risk, drug interaction) (simulated).",
         "在患者病历上添加警示标记（如出血风险、药物相互作用）（模拟操作）。",
         (
-            PATIENT,
-            Param(
-                "code",
-                "string",
-                "The alert text (e.g. 'High bleeding risk: INR 4.2 on warfarin').",
-                "警示内容（如“出血风险高：服用华法林，INR 4.2”）。",
-                required=True,
-            ),
+            SUBJECT_ID,
             Param(
                 "category",
                 "string",
                 "Kind of flag.",
                 "警示类别。",
-                enum=("clinical", "drug", "lab", "safety", "behavioral", "diet", "admin"),
-                default="clinical",
+                required=True,
+                enum=("safety", "allergy", "administrative", "clinical"),
+                example="safety",
             ),
-            Param("priority", "string", "Importance.", "重要程度。", enum=("low", "medium", "high")),
             Param(
-                "period_end",
+                "code",
                 "string",
-                "Last day the flag applies, YYYY-MM-DD.",
-                "警示有效期的最后一天，格式 YYYY-MM-DD。",
-                format="date",
+                "Short name of the alert (e.g. 'bleeding risk').",
+                "警示的简短名称（如“出血风险”）。",
+                required=True,
+                example="bleeding risk",
             ),
-            Param("note", "string", "Free-text note.", "备注。"),
-            ENCOUNTER,
+            Param(
+                "detail",
+                "string",
+                "The alert text (e.g. 'High bleeding risk: INR 4.2 on warfarin').",
+                "警示内容（如“出血风险高：服用华法林，INR 4.2”）。",
+                required=True,
+            ),
         ),
         writes.flag_create,
+        aliases={"note": "detail", "description": "detail", "text": "detail"},
+        value_aliases={
+            "category": {
+                "drug": "safety",
+                "lab": "clinical",
+                "behavioral": "clinical",
+                "diet": "clinical",
+                "admin": "administrative",
+            }
+        },
     ),
     Tool(
         "prepare_to_answer",
@@ -448,10 +456,11 @@ TOOLS: tuple[Tool, ...] = (
         "当已收集到足够信息、准备回答医生时调用。",
         (
             Param(
-                "summary",
+                "answer_type",
                 "string",
-                "Optional short summary of the findings the answer will use.",
-                "可选：回答所依据的关键发现的简要总结。",
+                "tool: the answer reports on tool results; chat: it answers from the conversation.",
+                "tool：回答依据工具结果；chat：回答依据对话内容。",
+                enum=("tool", "chat"),
             ),
         ),
         writes.prepare_to_answer,

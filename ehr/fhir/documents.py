@@ -12,36 +12,43 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ehr import models as m
-from ehr.fhir.common import bundle, check_scope, check_window, drop_none, ref
-from ehr.fhir.context import ToolContext, fmt_datetime, time_window
+from ehr.fhir.common import bundle, check_scope, drop_none, ref
+from ehr.fhir.context import ToolContext, fmt_datetime
 from ehr.fhir.notes import Section, matches_section, normalise, split_sections
 
 _NOTE_TYPES = {
-    "discharge": (m.DischargeNote, "18842-5", "Discharge summary"),
+    "discharge-summary": (m.DischargeNote, "18842-5", "Discharge summary"),
     "radiology": (m.RadiologyNote, "18748-4", "Diagnostic imaging study"),
 }
 _LOINC = "http://loinc.org"
 _NO_KNOWN_ALLERGY = re.compile(r"no known (drug )?allergies|nkda|no allergies|nka\b", re.IGNORECASE)
 _ALLERGY_CLINICAL = "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical"
+# The released contract has no _count for notes; newest first, this many.
+NOTE_COUNT = 5
+REPORT_COUNT = 10
+# How note sections are split: the section grammar of each note kind (ehr.fhir.notes).
+_SPLIT_KIND = {"discharge-summary": "discharge", "radiology": "radiology"}
 
 
 def _notes(
     *, model: type[m.DischargeNote] | type[m.RadiologyNote], args: dict[str, Any], context: ToolContext
 ) -> QuerySet:
-    start, end = time_window(context=context, date_from=args.get("date_from"), date_to=args.get("date_to"))
-    qs = model.objects.filter(subject_id=args["patient"], charttime__lt=end)
-    if start is not None:
-        qs = qs.filter(charttime__gte=start)
-    if args.get("encounter") is not None:
-        qs = qs.filter(hadm_id=args["encounter"])
+    qs = model.objects.filter(subject_id=args["subject_id"], charttime__lt=context.cutoff)
+    if args.get("hadm_id") is not None:
+        qs = qs.filter(hadm_id=args["hadm_id"])
     return qs.order_by("-charttime", "-note_seq")
 
 
-def _sections(note: m.DischargeNote | m.RadiologyNote, *, kind: str, section: str | None) -> list[Section]:
-    sections = split_sections(note.text, kind=kind)
-    if section is None:
+def _sections(note: m.DischargeNote | m.RadiologyNote, *, kind: str, keyword: str | None) -> list[Section]:
+    """All sections; with ``keyword``: the sections it names, else those whose text contains it."""
+    sections = split_sections(note.text, kind=_SPLIT_KIND[kind])
+    if keyword is None:
         return sections
-    return [s for s in sections if matches_section(s, section)]
+    named = [s for s in sections if matches_section(s, keyword)]
+    if named:
+        return named
+    needle = keyword.strip().lower()
+    return [s for s in sections if needle in s.text.lower() or needle in s.title.lower()]
 
 
 def _section_json(sections: list[Section]) -> list[dict[str, str]]:
@@ -49,18 +56,17 @@ def _section_json(sections: list[Section]) -> list[dict[str, str]]:
 
 
 def document_reference_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_window(args=args)
     check_scope(args=args, context=context)
-    kinds = [args["type"]] if args["type"] else ["discharge", "radiology"]
+    kinds = [args["type_code"]] if args["type_code"] else list(_NOTE_TYPES)
     found: list[tuple[Any, str, list[Section]]] = []
     for kind in kinds:
         for note in _notes(model=_NOTE_TYPES[kind][0], args=args, context=context):
-            sections = _sections(note, kind=kind, section=args["section"])
-            if sections:  # a section filter drops notes that do not have it
+            sections = _sections(note, kind=kind, keyword=args["keyword"])
+            if sections:  # a keyword drops notes that have nothing of it
                 found.append((note, kind, sections))
     found.sort(key=lambda item: item[0].charttime, reverse=True)
     out = []
-    for note, kind, sections in found[: args["_count"]]:
+    for note, kind, sections in found[:NOTE_COUNT]:
         _, loinc, display = _NOTE_TYPES[kind]
         out.append(
             drop_none(
@@ -81,20 +87,15 @@ def document_reference_search(*, args: dict[str, Any], context: ToolContext) -> 
 
 
 def diagnostic_report_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    """Radiology reports; ``code`` matches the examination name or any text of the report."""
-    check_window(args=args)
+    """Radiology reports; ``report_type`` matches the examination name or any text of the report."""
     check_scope(args=args, context=context)
     qs = _notes(model=m.RadiologyNote, args=args, context=context)
-    if args["code"] is not None:
-        qs = qs.filter(text__icontains=args["code"].strip())
-    found = []
-    for note in qs:
-        sections = split_sections(note.text, kind="radiology")
-        chosen = [s for s in sections if matches_section(s, args["section"])] if args["section"] else sections
-        if chosen:
-            found.append((note, sections, chosen))
+    if args["report_type"] is not None:
+        qs = qs.filter(text__icontains=args["report_type"].strip())
+    found = [(note, split_sections(note.text, kind="radiology")) for note in qs[:REPORT_COUNT]]
+    total = qs.count() if len(found) == REPORT_COUNT else len(found)
     out = []
-    for note, sections, chosen in found[: args["_count"]]:
+    for note, sections in found:
         exam = next((s.text.splitlines()[0] for s in sections if s.key in ("examination", "exam") and s.text), None)
         impression = next((s.text for s in sections if s.key == "impression"), None)
         out.append(
@@ -119,11 +120,11 @@ def diagnostic_report_search(*, args: dict[str, Any], context: ToolContext) -> d
                     "encounter": ref("Encounter", note.hadm_id) if note.hadm_id is not None else None,
                     "effectiveDateTime": fmt_datetime(note.charttime),
                     "conclusion": impression,
-                    "section": _section_json(chosen),
+                    "section": _section_json(sections),
                 }
             )
         )
-    return bundle(out, total=len(found))
+    return bundle(out, total=total)
 
 
 def _activities(text: str) -> list[dict[str, Any]]:
@@ -136,19 +137,35 @@ def _activities(text: str) -> list[dict[str, Any]]:
     return items
 
 
+# CarePlan categories → the discharge-note sections they are read from (keys of ehr.fhir.notes).
+_PLAN_PARTS = {
+    "discharge-planning": ("dischargeinstructions", "dischargedisposition", "dischargecondition"),
+    "followup": ("followupinstructions",),
+    "treatment": ("dischargemedications",),
+}
+_DEFAULT_PLAN = ("discharge-planning", "followup")
+
+
 def care_plan_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     check_scope(args=args, context=context)
+    parts = (args["category"],) if args["category"] else _DEFAULT_PLAN
+    wanted = {key for part in parts for key in _PLAN_PARTS[part]}
     out = []
     for note in _notes(model=m.DischargeNote, args=args, context=context):
-        sections = {s.key: s for s in split_sections(note.text, kind="discharge")}
-        instructions = sections.get("dischargeinstructions")
-        followup = sections.get("followupinstructions")
-        if instructions is None and followup is None:
+        sections = {s.key: s for s in split_sections(note.text, kind="discharge") if s.key in wanted and s.text}
+        if not sections:
             continue
+        instructions = sections.get("dischargeinstructions")
+        activities = [
+            item
+            for key in ("followupinstructions", "dischargemedications")
+            if key in sections
+            for item in _activities(sections[key].text)
+        ]
         notes = [
             {"text": f"{s.title}: {s.text}"}
             for key in ("dischargedisposition", "dischargecondition")
-            if (s := sections.get(key)) and s.text
+            if (s := sections.get(key))
         ]
         out.append(
             drop_none(
@@ -157,19 +174,19 @@ def care_plan_search(*, args: dict[str, Any], context: ToolContext) -> dict[str,
                     "id": f"careplan-{note.note_id}",
                     "status": "active",
                     "intent": "plan",
+                    "category": [{"text": part} for part in parts],
                     "title": "Discharge plan",
                     "description": instructions.text if instructions else None,
                     "subject": ref("Patient", note.subject_id),
                     "encounter": ref("Encounter", note.hadm_id) if note.hadm_id is not None else None,
                     "created": fmt_datetime(note.charttime),
-                    "activity": _activities(followup.text) if followup else None,
+                    "activity": activities,
                     "note": notes,
                     "supportingInfo": [ref("DocumentReference", f"note-{note.note_id}")],
                 }
             )
         )
-    total = len(out)
-    return bundle(out[: args["_count"]], total=total)
+    return bundle(out[:NOTE_COUNT], total=len(out))
 
 
 def _allergens(text: str) -> list[str]:
@@ -213,7 +230,7 @@ def allergy_intolerance_search(*, args: dict[str, Any], context: ToolContext) ->
                     "recordedDate": fmt_datetime(note.charttime),
                 }
             )
-        if args.get("encounter") is None and seen:
+        if args.get("hadm_id") is None and seen:
             break  # the newest discharge note's list is the current one
     resources = list(seen.values())
-    return bundle(resources[: args["_count"]], total=len(resources))
+    return bundle(resources, total=len(resources))

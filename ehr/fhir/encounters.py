@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ehr import models as m
-from ehr.fhir.common import bundle, check_window, concept, drop_none, ref, require_encounter, require_patient
-from ehr.fhir.context import ToolContext, fmt_datetime, time_window
+from ehr.fhir.common import bundle, concept, drop_none, ref, require_encounter, require_patient
+from ehr.fhir.context import ToolContext, fmt_datetime
+
+ENCOUNTER_COUNT = 20
 
 _GENDER = {"M": "male", "F": "female"}
 
@@ -17,7 +19,7 @@ def age_at(*, patient: m.Patient, context: ToolContext) -> int:
 
 
 def patient_read(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    patient = require_patient(subject_id=args["patient"])
+    patient = require_patient(subject_id=args["subject_id"])
     latest = (
         m.Admission.objects.filter(subject_id=patient.subject_id, admittime__lt=context.cutoff)
         .order_by("-admittime")
@@ -109,22 +111,15 @@ def _encounter_resource(adm: m.Admission, *, transfers: list, services: list, co
 
 
 def encounter_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_window(args=args)
-    require_patient(subject_id=args["patient"])
-    if args["encounter"] is not None:
-        require_encounter(subject_id=args["patient"], hadm_id=args["encounter"], context=context)
-    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    qs = m.Admission.objects.filter(subject_id=args["patient"], admittime__lt=end)
-    if args["encounter"] is not None:
-        qs = qs.filter(hadm_id=args["encounter"])
-    if start is not None:  # an admission overlapping the window counts, even if it started before
-        qs = qs.exclude(dischtime__lt=start)
+    require_patient(subject_id=args["subject_id"])
+    if args["hadm_id"] is not None:
+        require_encounter(subject_id=args["subject_id"], hadm_id=args["hadm_id"], context=context)
+    qs = m.Admission.objects.filter(subject_id=args["subject_id"], admittime__lt=context.cutoff)
+    if args["hadm_id"] is not None:
+        qs = qs.filter(hadm_id=args["hadm_id"])
     admissions = list(qs.order_by("-admittime"))
-    if args["status"] is not None:
-        want_finished = args["status"] == "finished"
-        admissions = [a for a in admissions if context.time_visible(a.dischtime) == want_finished]
     total = len(admissions)
-    admissions = admissions[: args["_count"]]
+    admissions = admissions[:ENCOUNTER_COUNT]
     ids = [a.hadm_id for a in admissions]
     transfers: dict[int, list] = {}
     for t in m.Transfer.objects.filter(hadm_id__in=ids).order_by("intime"):

@@ -13,10 +13,13 @@ from typing import Any
 
 from ehr.fhir.context import ToolContext
 from ehr.fhir.errors import ToolError
-from ehr.fhir.params import clean_arguments
+from ehr.fhir.params import COMMON_ALIASES, clean_arguments
 from ehr.fhir.registry import API_NAMES, REGISTRY, canonical_name
 
 logger = logging.getLogger(__name__)
+# The names a patient tool's patient/admission may come under (the harness's values replace them).
+PATIENT_SCOPE_NAMES = frozenset({"subject_id", "session_id", *COMMON_ALIASES})
+_SUBJECT_NAMES = frozenset({"subject_id", *(k for k, v in COMMON_ALIASES.items() if v == "subject_id")})
 
 
 def parse_arguments(*, tool: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
@@ -30,12 +33,12 @@ def parse_arguments(*, tool: str, arguments: dict[str, Any] | str | None) -> dic
         except json.JSONDecodeError as exc:
             raise ToolError(
                 f"arguments of {tool} are not valid JSON: {exc.msg} at character {exc.pos}",
-                'Send the arguments as one JSON object, e.g. {"patient": 10001234, "code": "creatinine"}.',
+                'Send the arguments as one JSON object, e.g. {"subject_id": 10001234, "code": "creatinine"}.',
             ) from None
     if not isinstance(arguments, dict):
         raise ToolError(
             f"arguments of {tool} must be a JSON object, got {type(arguments).__name__}",
-            'Send the arguments as one JSON object, e.g. {"patient": 10001234}.',
+            'Send the arguments as one JSON object, e.g. {"subject_id": 10001234}.',
         )
     return arguments
 
@@ -46,8 +49,26 @@ def _unknown_tool(name: str) -> ToolError:
     return ToolError(f"unknown tool {name!r}", f"Call one of the tools listed in the tool schemas.{also}")
 
 
+def _patient_scope(*, raw: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    """Where the harness knows the patient and session, what the model passed for them does not matter;
+    where it does not (e.g. ``manage.py ehr_tool`` without ``--subject-id``), the model's values stand."""
+    out = {k: v for k, v in raw.items() if k in _SUBJECT_NAMES or k not in PATIENT_SCOPE_NAMES}
+    if context.subject_id is not None:
+        out = {k: v for k, v in out.items() if k not in _SUBJECT_NAMES}
+        out["subject_id"] = context.subject_id
+    if context.session_id is not None:
+        out["session_id"] = context.session_id
+    elif "session_id" in raw:
+        out["session_id"] = raw["session_id"]
+    return out
+
+
 def execute_tool(*, name: str, arguments: dict[str, Any] | str | None, context: ToolContext) -> dict[str, Any]:
-    """Run one tool call by canonical (``Observation.search``) or API-safe (``Observation_search``) name."""
+    """Run one tool call by canonical (``Observation.search``) or API-safe (``Observation__search``) name.
+
+    Arguments the contract does not know are dropped and named in the result's ``warnings``.
+    """
+    warnings: tuple[str, ...] = ()
     try:
         canonical = canonical_name(name) if isinstance(name, str) else None
         if canonical is None:
@@ -55,21 +76,18 @@ def execute_tool(*, name: str, arguments: dict[str, Any] | str | None, context: 
         tool = REGISTRY[canonical]
         raw = parse_arguments(tool=canonical, arguments=arguments)
         if tool.kind == "patient":
-            # The harness knows who the patient is; what the model passed does not matter.
-            raw = dict(raw)
-            if context.subject_id is not None:
-                raw["subject_id"] = context.subject_id
-            if context.session_id is not None:
-                raw["session_id"] = context.session_id
-        args = clean_arguments(
-            tool=canonical, params=tool.params, arguments=raw, filled={"patient": context.subject_id}
-        )
-        return tool.handler(args=args, context=context)
+            raw = _patient_scope(raw=raw, context=context)
+        cleaned = clean_arguments(tool=tool, arguments=raw, filled={"subject_id": context.subject_id})
+        warnings = cleaned.warnings
+        result = tool.handler(args=cleaned.args, context=context.for_tool(canonical))
     except ToolError as exc:
-        return exc.as_dict()
+        result = exc.as_dict()
     except Exception as exc:  # a bug or a database problem must not end the model's turn
         logger.exception("tool %s failed", name)
-        return {
+        result = {
             "error": f"{name} failed: {type(exc).__name__}",
             "hint": "This is a problem of the tool, not of your call; try another tool or answer with what you have.",
         }
+    if warnings:
+        result = {**result, "warnings": list(warnings)}
+    return result

@@ -7,8 +7,11 @@ from typing import Any
 from django.db.models import Q
 
 from ehr import models as m
-from ehr.fhir.common import bundle, check_scope, check_window, concept, drop_none, quantity, ref
-from ehr.fhir.context import ToolContext, fmt_datetime, time_window
+from ehr.fhir.common import bundle, check_scope, concept, drop_none, quantity, ref
+from ehr.fhir.context import ToolContext, fmt_datetime
+
+# The released contract has no _count for medications; newest first, this many.
+MEDICATION_COUNT = 50
 
 # emar event_txt → MedicationAdministration.status
 _EMAR_STATUS = {
@@ -53,10 +56,10 @@ def _number(text: str | None) -> float | None:
 
 
 def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
-    """Active while the order runs past the end of the current date; no stop time → unknown."""
+    """Active while the order runs into the current date; no stop time → unknown."""
     if rx.stoptime is None:
         return "unknown"
-    return "completed" if context.time_visible(rx.stoptime) else "active"
+    return "completed" if context.has_passed(rx.stoptime) else "active"
 
 
 def _dose_text(rx: m.Prescription) -> str:
@@ -130,42 +133,32 @@ def _text_filter(field: str, code: str) -> Q:
 
 
 def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_window(args=args)
+    """``completed`` and ``stopped`` both mean "ended before the current date": MIMIC does not tell them apart."""
     check_scope(args=args, context=context)
-    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    qs = m.Prescription.objects.filter(subject_id=args["patient"], starttime__lt=end)
-    if start is not None:  # an order running into the window counts
-        qs = qs.exclude(stoptime__lt=start)
-    if args["encounter"] is not None:
-        qs = qs.filter(hadm_id=args["encounter"])
-    if args["code"] is not None:
-        qs = qs.filter(_text_filter("drug", args["code"]))
-    cutoff = context.cutoff
+    qs = m.Prescription.objects.filter(subject_id=args["subject_id"], starttime__lt=context.cutoff)
+    if args["hadm_id"] is not None:
+        qs = qs.filter(hadm_id=args["hadm_id"])
+    if args["medication"] is not None:
+        qs = qs.filter(_text_filter("drug", args["medication"]))
     if args["status"] == "active":
-        qs = qs.filter(stoptime__gte=cutoff)
-    elif args["status"] == "completed":
-        qs = qs.filter(stoptime__lt=cutoff)
-    elif args["status"] == "unknown":
-        qs = qs.filter(stoptime=None)
+        qs = qs.filter(stoptime__gte=context.now)
+    elif args["status"] in ("completed", "stopped"):
+        qs = qs.filter(stoptime__lt=context.now)
     total = qs.count()
-    rows = list(qs.order_by("-starttime", "-pharmacy_id")[: args["_count"]])
+    rows = list(qs.order_by("-starttime", "-pharmacy_id")[:MEDICATION_COUNT])
     return bundle([_request_resource(rx, context=context) for rx in rows], total=total)
 
 
 def medication_administration_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_window(args=args)
     check_scope(args=args, context=context)
-    start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    qs = m.Emar.objects.filter(subject_id=args["patient"], charttime__lt=end)
-    if start is not None:
-        qs = qs.filter(charttime__gte=start)
-    if args["encounter"] is not None:
-        qs = qs.filter(hadm_id=args["encounter"])
-    if args["code"] is not None:
-        qs = qs.filter(_text_filter("medication", args["code"]))
+    qs = m.Emar.objects.filter(subject_id=args["subject_id"], charttime__lt=context.cutoff)
+    if args["hadm_id"] is not None:
+        qs = qs.filter(hadm_id=args["hadm_id"])
+    if args["medication"] is not None:
+        qs = qs.filter(_text_filter("medication", args["medication"]))
     total = qs.count()
     out = []
-    for row in qs.order_by("-charttime", "-emar_seq")[: args["_count"]]:
+    for row in qs.order_by("-charttime", "-emar_seq")[:MEDICATION_COUNT]:
         event = (row.event_txt or "").strip()
         res = drop_none(
             {

@@ -36,16 +36,16 @@ ORDER BY "when" DESC, e.micro_specimen_id ASC, e.test_seq ASC, e.isolate_num ASC
 
 def _micro_rows(*, args: dict[str, Any], context: ToolContext) -> list[_MicroRow]:
     """Written as SQL: compiling the ORM query cost ~2 ms of CPU per call, far more than running it."""
-    if not fits_integer(args["patient"], args["encounter"]):
+    if not fits_integer(args["subject_id"], args["hadm_id"]):
         return []  # no such row (the ORM did not even query)
     start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    sql, params = _MICRO_SELECT, [args["patient"], db_datetime(end)]
+    sql, params = _MICRO_SELECT, [args["subject_id"], db_datetime(end)]
     if start is not None:
         sql += " AND COALESCE(e.charttime, e.chartdate) >= %s"
         params.append(db_datetime(start))
-    if args["encounter"] is not None:
+    if args["hadm_id"] is not None:
         sql += " AND e.hadm_id = %s"
-        params.append(args["encounter"])
+        params.append(args["hadm_id"])
     code = args["code"]
     if code is not None:
         numeric = codes.numeric_itemid(code)

@@ -8,6 +8,7 @@ query found nothing, to tell "no results" apart from "bad patient / encounter / 
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 from typing import Any
 
@@ -23,7 +24,7 @@ from ehr.fhir.common import (
     quantity,
     ref,
 )
-from ehr.fhir.context import ToolContext, fmt_date, fmt_datetime, time_window
+from ehr.fhir.context import ToolContext, date_window, fmt_date, fmt_datetime, time_window
 from ehr.fhir.errors import ToolError
 from ehr.fhir.microbiology import search_micro
 from ehr.fhir.sql import db_date, db_datetime, fetch_all, fits_integer
@@ -96,11 +97,11 @@ def _lab_query(*, args: dict[str, Any], context: ToolContext, itemids: list[int]
     ``itemids``: a list of itemids, an exact label, or ``None`` for every lab.
     """
     start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
-    params: list[Any] = [args["patient"], db_datetime(end)]
+    params: list[Any] = [args["subject_id"], db_datetime(end)]
     sql = _LAB_SELECT
-    if args["encounter"] is not None:
+    if args["hadm_id"] is not None:
         sql += " AND l.hadm_id = %s"
-        params.append(args["encounter"])
+        params.append(args["hadm_id"])
     if start is not None:
         sql += " AND l.charttime >= %s"
         params.append(db_datetime(start))
@@ -141,7 +142,7 @@ def _lab_rows_probed(
         items=m.DLabItem._meta.db_table,
         item="itemid = %s" if numeric is not None else "UPPER(label) = UPPER(CAST(%s AS TEXT))",
     )
-    probe = [args["patient"], args["encounter"], args["patient"], db_datetime(context.cutoff)]
+    probe = [args["subject_id"], args["hadm_id"], args["subject_id"], db_datetime(context.cutoff)]
     probe.append(numeric if numeric is not None else code)
     rows = fetch_all(sql, probe + params)
     if rows[0][0] is None:  # the probe row alone: nothing matched
@@ -224,7 +225,7 @@ def _search_labs(*, args: dict[str, Any], context: ToolContext, strict: bool) ->
     if rows:
         return [_lab_resource(r) for r in rows], rows[0][-1]
     patient, encounter, known_item = probe
-    if not patient or (args["encounter"] is not None and not encounter):
+    if not patient or (args["hadm_id"] is not None and not encounter):
         check_scope(args=args, context=context)  # raises the readable error
     if known_item:
         return [], 0
@@ -264,7 +265,7 @@ def _vital_resources(
     *, args: dict[str, Any], context: ToolContext, itemids: list[int] | None
 ) -> tuple[list[dict[str, Any]], int]:
     """ICU chart rows for ``itemids`` (``None``: every vital sign), written as SQL like the lab query."""
-    if not fits_integer(args["patient"], args["encounter"]):
+    if not fits_integer(args["subject_id"], args["hadm_id"]):
         return [], 0  # no such row (the ORM did not even query)
     start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
     items = m.DItem._meta.db_table
@@ -277,10 +278,10 @@ def _vital_resources(
     else:
         placeholders, item_params = ", ".join(["%s"] * len(itemids)), list(itemids)
     sql = _VITAL_SELECT.format(items=items, chart=m.ChartEvent._meta.db_table, itemids=placeholders)
-    params: list[Any] = [db_datetime(end), *item_params, args["patient"]]
-    if args["encounter"] is not None:
+    params: list[Any] = [db_datetime(end), *item_params, args["subject_id"]]
+    if args["hadm_id"] is not None:
         sql += " AND c.hadm_id = %s"
-        params.append(args["encounter"])
+        params.append(args["hadm_id"])
     if start is not None:
         sql += " AND c.charttime >= %s"
         params.append(db_datetime(start))
@@ -312,16 +313,16 @@ FROM {omr} o WHERE o.chartdate <= %s AND o.subject_id = %s"""
 
 def _omr_resources(*, args: dict[str, Any], context: ToolContext, names: list[str] | None) -> list[dict[str, Any]]:
     """Outpatient measurements (blood pressure, weight, BMI); they have no encounter."""
-    if args["encounter"] is not None or not fits_integer(args["patient"]):
+    if args["hadm_id"] is not None or not fits_integer(args["subject_id"]):
         return []
     sql = _OMR_SELECT.format(omr=m.Omr._meta.db_table)
-    params: list[Any] = [db_date(context.current_date), args["patient"]]
-    if args["date_to"] is not None:
-        sql += " AND o.chartdate <= %s"
-        params.append(db_date(args["date_to"]))
-    if args["date_from"] is not None:
+    first, last = date_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    if args["date_to"] is not None and context.release_dates:
+        last = min(last, args["date_to"] - dt.timedelta(days=1))  # the release's date_to excludes its day
+    params: list[Any] = [db_date(last), args["subject_id"]]
+    if first is not None:
         sql += " AND o.chartdate >= %s"
-        params.append(db_date(args["date_from"]))
+        params.append(db_date(first))
     if names is not None:
         sql += f" AND o.result_name IN ({', '.join(['%s'] * len(names))})"
         params += names

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ehr.fhir.errors import ToolError
@@ -35,17 +35,10 @@ class Param:
     example: Any = None
 
     def schema(self, *, language: str) -> dict[str, Any]:
+        """The released contract's shape: type, description and enum only (checks stay server-side)."""
         out: dict[str, Any] = {"type": self.type, "description": self.zh if language == "zh" else self.en}
         if self.enum:
             out["enum"] = list(self.enum)
-        if self.format:
-            out["format"] = self.format
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        if self.default is not None:
-            out["default"] = self.default
         return out
 
     def clean(self, value: Any, *, tool: str) -> Any:
@@ -102,37 +95,85 @@ def parse_date(value: str, *, what: str) -> dt.date:
         ) from None
 
 
-def clean_arguments(
-    *, tool: str, params: tuple[Param, ...], arguments: dict[str, Any], filled: dict[str, Any]
-) -> dict[str, Any]:
-    """Validate ``arguments`` against ``params``; ``filled`` are harness-supplied values for missing ones."""
-    known = {p.name: p for p in params}
-    unknown = sorted(set(arguments) - set(known))
-    if unknown:
-        raise ToolError(
-            f"{tool} does not take argument(s): {', '.join(unknown)}",
-            f"Accepted arguments: {', '.join(known) or '(none)'}.",
-        )
+# Optional arguments some models fill with these values for "not given" (the release treats them so).
+def is_placeholder(value: Any) -> bool:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """Checked arguments plus what was done to the call to make it fit the contract."""
+
+    args: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()  # (alias used, contract name)
+    dropped: tuple[str, ...] = ()  # unknown or superseded argument names
+
+
+def _renamed(
+    *, tool: Tool, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[str, str]], list[str], list[str]]:
+    """Map alias names to contract names; a contract name given outright wins over any alias of it."""
+    known = {p.name for p in tool.params}
+    out: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+    renamed: list[tuple[str, str]] = []
+    dropped: list[str] = []
+    warnings: list[str] = []
+    for name, value in arguments.items():
+        if name in known:
+            continue
+        target = tool.aliases.get(name, COMMON_ALIASES.get(name))
+        if target is None or target not in known:
+            dropped.append(name)
+            warnings.append(
+                f"unknown argument '{name}' ignored; {tool.name} takes: {', '.join(p.name for p in tool.params)}"
+            )
+        elif target in out:
+            dropped.append(name)
+            warnings.append(f"argument '{name}' ignored: '{target}' is already given")
+        else:
+            out[target] = value
+            renamed.append((name, target))
+    return out, renamed, dropped, warnings
+
+
+def clean_arguments(*, tool: Tool, arguments: dict[str, Any], filled: dict[str, Any]) -> Cleaned:
+    """Validate ``arguments`` against the tool's contract; ``filled`` are harness values for missing ones.
+
+    Alias names are mapped, unknown names dropped (named in ``warnings``), placeholder values of
+    optional parameters read as "not given", known value aliases mapped to the contract's enum.
+    """
+    raw, renamed, dropped, warnings = _renamed(tool=tool, arguments=arguments)
     out: dict[str, Any] = {}
-    for p in params:
-        if p.name in arguments:
-            out[p.name] = p.clean(arguments[p.name], tool=tool)
+    for p in tool.params:
+        value = raw.get(p.name)
+        given = p.name in raw and not (not p.required and is_placeholder(value))
+        if given and isinstance(value, str) and p.name in tool.value_aliases:
+            value = tool.value_aliases[p.name].get(value.strip().lower(), value)
+        if given:
+            out[p.name] = p.clean(value, tool=tool.name)
         elif p.name in filled and filled[p.name] is not None:
             out[p.name] = filled[p.name]
         elif p.required:
             example = f", e.g. {p.name}={p.example!r}" if p.example is not None else ""
             raise ToolError(
-                f"missing required argument '{p.name}' for {tool}",
+                f"missing required argument '{p.name}' for {tool.name}",
                 f"Pass {p.name} ({_JSON_TYPE_NAMES[p.type]}){example}: {p.en}",
             )
         else:
             out[p.name] = p.default
-    return out
+    return Cleaned(args=out, warnings=tuple(warnings), renamed=tuple(renamed), dropped=tuple(dropped))
 
 
 def api_name(name: str) -> str:
-    """``Observation.search`` → ``Observation_search`` (OpenAI function names allow no dots)."""
-    return name.replace(".", "_")
+    """``Observation.search`` → ``Observation__search`` (OpenAI function names allow no dots; the release's map)."""
+    return name.replace(".", "__")
+
+
+# Argument names every tool accepts for its patient/admission: the FHIR-style names of earlier versions.
+COMMON_ALIASES = {"patient": "subject_id", "encounter": "hadm_id", "patient_id": "subject_id"}
 
 
 @dataclass(frozen=True)
@@ -141,8 +182,12 @@ class Tool:
     kind: str  # ehr | patient | write | control (the benchmark's tool sources)
     en: str
     zh: str
-    params: tuple[Param, ...]
+    params: tuple[Param, ...]  # the model-facing contract, exactly the released one
     handler: Handler
+    # other names accepted for a parameter: ours of earlier versions and the release's known wrong names
+    aliases: dict[str, str] = field(default_factory=dict)
+    # per parameter, other spellings of enum values (lower-cased) → the contract's value
+    value_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def schema(self, *, language: str, api_safe_names: bool = False) -> dict[str, Any]:
         return {

@@ -24,13 +24,15 @@ TOOL_NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 API_NAMES: dict[str, str] = {api_name(n): n for n in TOOL_NAMES}
 assert len(API_NAMES) == len(TOOL_NAMES), "two tools map to the same API-safe name"
+# Single-underscore names (``Observation_search``) were our API-safe names before the release's ``__``.
+_LEGACY_API_NAMES: dict[str, str] = {n.replace(".", "_"): n for n in TOOL_NAMES}
 
 
 def canonical_name(name: str) -> str | None:
-    """Canonical name for a canonical or API-safe name; ``None`` if no tool has it."""
+    """Canonical name for a canonical or API-safe name (``__``, or the older ``_``); ``None`` if none has it."""
     if name in REGISTRY:
         return name
-    return API_NAMES.get(name)
+    return API_NAMES.get(name) or _LEGACY_API_NAMES.get(name)
 
 
 def tool_schemas(

@@ -11,12 +11,9 @@ import hashlib
 import json
 from typing import Any
 
-from ehr import models as m
-from ehr.fhir.common import concept, drop_none, ref, require_encounter, require_patient
+from ehr.fhir.common import concept, drop_none, ref, require_patient
 from ehr.fhir.context import ToolContext
 from ehr.fhir.errors import ToolError
-
-_NEW_ORDER_STATUSES = ("active", "draft")
 
 
 def _sim_id(kind: str, args: dict[str, Any], context: ToolContext) -> str:
@@ -28,13 +25,11 @@ def _sim_id(kind: str, args: dict[str, Any], context: ToolContext) -> str:
 
 
 def _scope(*, args: dict[str, Any], context: ToolContext) -> int | None:
-    require_patient(subject_id=args["patient"])
-    encounter = args.get("encounter")
-    if encounter is None and context.hadm_id is not None and context.subject_id == args["patient"]:
-        encounter = context.hadm_id
-    if encounter is not None:
-        require_encounter(subject_id=args["patient"], hadm_id=encounter, context=context)
-    return encounter
+    """The write goes to the session's admission when the patient is the session's (the contract has no hadm_id)."""
+    require_patient(subject_id=args["subject_id"])
+    if context.hadm_id is not None and context.subject_id == args["subject_id"]:
+        return context.hadm_id
+    return None
 
 
 def _common(kind: str, *, args: dict[str, Any], context: ToolContext, encounter: int | None) -> dict[str, Any]:
@@ -42,84 +37,65 @@ def _common(kind: str, *, args: dict[str, Any], context: ToolContext, encounter:
         "resourceType": kind,
         "id": _sim_id(kind, args, context),
         "_simulated": True,
-        "subject": ref("Patient", args["patient"]),
+        "subject": ref("Patient", args["subject_id"]),
         "encounter": ref("Encounter", encounter) if encounter is not None else None,
     }
 
 
+# A dose that is an instruction rather than an amount: the order holds or stops the drug.
+_DOSE_STATUS = {"hold": "on-hold", "held": "on-hold", "on hold": "on-hold", "stop": "stopped", "discontinue": "stopped"}
+
+
+def medication_request_status(dose: str) -> str:
+    return _DOSE_STATUS.get(dose.strip().lower(), "active")
+
+
 def medication_request_create(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     encounter = _scope(args=args, context=context)
-    status = args["status"]
-    if status in _NEW_ORDER_STATUSES:
-        missing = [name for name in ("dose", "route", "frequency") if args[name] is None]
-        if missing:
-            raise ToolError(
-                f"MedicationRequest.create with status {status!r} needs {', '.join(missing)}",
-                "A new or changed order needs dose (e.g. '5 mg'), route (e.g. 'PO') and frequency (e.g. 'once daily'); "
-                "to stop or hold a drug use status 'stopped' or 'on-hold'.",
-            )
-    replaces = args["replaces"]
-    if replaces is not None:
-        pharmacy_id = replaces.removeprefix("MedicationRequest/").removeprefix("rx-")
-        exists = (
-            pharmacy_id.isdigit()
-            and m.Prescription.objects.filter(
-                subject_id=args["patient"], pharmacy_id=int(pharmacy_id), starttime__lt=context.cutoff
-            ).exists()
-        )
-        if not exists:
-            raise ToolError(
-                f"replaces={replaces!r} is not one of this patient's medication orders",
-                "Pass the id of a MedicationRequest returned by MedicationRequest.search "
-                "(e.g. 'rx-12345678'), or omit it.",
-            )
+    status = medication_request_status(args["dose"])
     dosage = drop_none(
         {
-            "text": " ".join(str(args[k]) for k in ("dose", "route", "frequency") if args[k] is not None) or None,
-            "route": concept(args["route"]) if args["route"] else None,
-            "timing": {"code": {"text": args["frequency"]}} if args["frequency"] else None,
-            "doseAndRate": [{"doseQuantity": {"unit": args["dose"]}}] if args["dose"] else None,
+            "text": " ".join(str(args[k]) for k in ("dose", "route", "frequency")),
+            "route": concept(args["route"]),
+            "timing": {"code": {"text": args["frequency"]}},
+            "doseAndRate": [{"doseQuantity": {"unit": args["dose"]}}] if status == "active" else None,
         }
     )
     return drop_none(
         {
             **_common("MedicationRequest", args=args, context=context, encounter=encounter),
             "status": status,
-            "intent": args["intent"],
+            "intent": "order",
             "medicationCodeableConcept": {"text": args["medication"]},
             "authoredOn": context.current_date.isoformat(),
-            "dosageInstruction": [dosage] if dosage else None,
+            "dosageInstruction": [dosage],
             "dispenseRequest": (
                 {"expectedSupplyDuration": {"value": args["duration_days"], "unit": "days"}}
                 if args["duration_days"]
                 else None
             ),
-            "reasonCode": [{"text": args["reason"]}] if args["reason"] else None,
-            "note": [{"text": args["note"]}] if args["note"] else None,
-            "replaces": [ref("MedicationRequest", f"rx-{pharmacy_id}")] if replaces is not None else None,
+            "reasonCode": [{"text": args["indication"]}] if args["indication"] else None,
         }
     )
 
 
 def service_request_create(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     encounter = _scope(args=args, context=context)
-    occurrence = args["occurrence_date"]
-    if occurrence is not None and occurrence < context.current_date:
+    target = args["target_date"]
+    if target is not None and target < context.current_date:
         raise ToolError(
-            f"occurrence_date {occurrence} is before the current date {context.current_date}",
-            "Requests are for today or later; omit occurrence_date for 'as soon as routine'.",
+            f"target_date {target} is before the current date {context.current_date}",
+            "Requests are for today or later; omit target_date for 'as soon as routine'.",
         )
     return drop_none(
         {
             **_common("ServiceRequest", args=args, context=context, encounter=encounter),
             "status": "active",
             "intent": "order",
-            "category": [{"text": args["category"]}] if args["category"] else None,
             "priority": args["priority"],
-            "code": {"text": args["code"]},
-            "occurrenceDateTime": occurrence.isoformat() if occurrence else None,
+            "code": {"text": args["service_type"]},
+            "occurrenceDateTime": target.isoformat() if target else None,
             "authoredOn": context.current_date.isoformat(),
-            "reasonCode": [{"text": args["reason"]}] if args["reason"] else None,
             "note": [{"text": args["note"]}] if args["note"] else None,
         }
     )
@@ -127,11 +103,6 @@ def service_request_create(*, args: dict[str, Any], context: ToolContext) -> dic
 
 def flag_create(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     encounter = _scope(args=args, context=context)
-    end = args["period_end"]
-    if end is not None and end < context.current_date:
-        raise ToolError(
-            f"period_end {end} is before the current date {context.current_date}", "Omit it or pass a later date."
-        )
     return drop_none(
         {
             **_common("Flag", args=args, context=context, encounter=encounter),
@@ -144,9 +115,8 @@ def flag_create(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]
                 }
             ],
             "code": {"text": args["code"]},
-            "period": drop_none({"start": context.current_date.isoformat(), "end": end.isoformat() if end else None}),
-            "extension": [{"url": "flag-priority", "valueString": args["priority"]}] if args["priority"] else None,
-            "note": [{"text": args["note"]}] if args["note"] else None,
+            "period": {"start": context.current_date.isoformat()},
+            "note": [{"text": args["detail"]}],
         }
     )
 
