@@ -6,7 +6,8 @@ Public API::
 
 Modules: :mod:`~scenarios.pab.schema` (field layout, validation), :mod:`~scenarios.pab.reader`
 (JSONL lines), :mod:`~scenarios.pab.writer` (session → record), :mod:`~scenarios.pab.conversation`
-(gold conversation ↔ turns), :mod:`~scenarios.pab.verbatim` (lossless re-export), and
+(gold conversation ↔ turns), :mod:`~scenarios.pab.verbatim` (lossless re-export),
+:mod:`~scenarios.pab.values` (JSON type checks), and
 :mod:`~scenarios.pab.services` (the two jobs).
 """
 

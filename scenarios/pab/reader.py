@@ -2,11 +2,14 @@
 
 Lines are decoded one at a time so a bad byte or bad JSON is reported on its own line.
 Blank lines are skipped; a UTF-8 byte-order mark on the first line is accepted.
+For the top-level fields a caller does not know, the line's own text of each value is kept as well
+(:attr:`Line.texts`), so that they can be written back byte for byte.
 """
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ class Line:
     nbytes: int  # for progress bars
     value: Any = None
     error: PabLineError | None = None
+    texts: dict[str, str] = field(default_factory=dict)  # unknown top-level field → its JSON text
 
 
 def _reject_constant(name: str) -> Any:
@@ -26,12 +30,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in JSON")
 
 
-def decode_line(raw: bytes, *, first: bool) -> Any:
-    """The JSON value of one line; raises :class:`PabLineError` saying what is wrong."""
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _text(raw: bytes, *, first: bool) -> str:
     try:
-        text = raw.decode("utf-8-sig" if first else "utf-8")
+        return raw.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as exc:
         raise PabLineError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+
+
+def _loads(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -40,14 +50,49 @@ def decode_line(raw: bytes, *, first: bool) -> Any:
         raise PabLineError(f"not valid JSON: {exc}") from None
 
 
-def read_lines(path: Path) -> Iterator[Line]:
-    """One :class:`Line` per non-blank line: the decoded value, or the error."""
+def decode_line(raw: bytes, *, first: bool) -> Any:
+    """The JSON value of one line; raises :class:`PabLineError` saying what is wrong."""
+    return _loads(_text(raw, first=first))
+
+
+def member_texts(text: str) -> dict[str, str]:
+    """The text of each member value of the JSON object ``text`` (already known to be valid JSON).
+
+    A repeated key keeps its last text, as ``json.loads`` keeps its last value.
+    """
+    out: dict[str, str] = {}
+    i = _WS.match(text).end()
+    if text[i : i + 1] != "{":
+        return out
+    i = _WS.match(text, i + 1).end()
+    while text[i] != "}":
+        key, i = json.decoder.scanstring(text, i + 1)  # text[i] is the key's opening quote
+        i = _WS.match(text, _WS.match(text, i).end() + 1).end()  # past the colon
+        _, end = _DECODER.raw_decode(text, i)
+        out[key] = text[i:end]
+        i = _WS.match(text, end).end()
+        if text[i] == ",":
+            i = _WS.match(text, i + 1).end()
+    return out
+
+
+def read_lines(path: Path, *, known: Collection[str] | None = None) -> Iterator[Line]:
+    """One :class:`Line` per non-blank line: the decoded value, or the error.
+
+    With ``known``, a record with other top-level fields also gets their texts (the line is scanned a
+    second time only then, so files of known fields alone cost nothing extra).
+    """
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                value = decode_line(raw.rstrip(b"\r\n"), first=number == 1)
-                yield Line(number=number, nbytes=len(raw), value=value)
+                text = _text(raw.rstrip(b"\r\n"), first=number == 1)
+                value = _loads(text)
             except PabLineError as exc:
                 yield Line(number=number, nbytes=len(raw), error=exc)
+                continue
+            texts = {}
+            if known is not None and isinstance(value, dict) and any(k not in known for k in value):
+                texts = {k: v for k, v in member_texts(text).items() if k not in known}
+            yield Line(number=number, nbytes=len(raw), value=value, texts=texts)

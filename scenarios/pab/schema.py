@@ -3,7 +3,9 @@
 Field list: ``shared/formats/physassistbench-session.md``. Every listed field is required except
 ``tools_zh`` and ``patient_agent_annotations``; of the English pairs (``tools``/``tools_en``,
 ``tasks``/``tasks_en``, ``tasks_explicit``/``tasks_en_explicit``, ``messages``/``messages_en``,
-``task_types``/``task_sequence``) one is enough. Unknown top-level fields are kept in ``extra``.
+``task_types``/``task_sequence``) one is enough. ``answer_list_zh`` (the Chinese run's gold steps)
+is optional too. Unknown top-level fields are kept in ``extra`` (and their JSON text, when the reader
+passes it, in ``import_meta["spelling"]``). Integer fields accept integral numbers (``22444183.0``).
 The ``physreview`` field is ours (see :mod:`scenarios.pab.writer`); PAB tooling ignores it.
 """
 
@@ -17,7 +19,11 @@ from typing import Any
 from scenarios.models import Scenario, Subtype, TaskType, ToolSource, WorkupMode
 from scenarios.pab import conversation
 from scenarios.pab.errors import PabRecordError
-from scenarios.pab.verbatim import keep
+from scenarios.pab.values import choice as _choice
+from scenarios.pab.values import expect as _expect
+from scenarios.pab.values import type_name as _type_name
+from scenarios.pab.values import whole_number
+from scenarios.pab.verbatim import digest, keep, keep_spelling, same_json
 from scenarios.rubric_checks import validate_rubric_check
 
 # Per-turn lists that stand together in FIELD_ORDER (rubrics, also per turn, come after the plan).
@@ -32,6 +38,7 @@ _PER_TURN_LISTS = (
     "messages_en",
     "messages_zh",
     "answer_list",
+    "answer_list_zh",
     "turn_types",
     "task_types",
     "task_sequence",
@@ -64,9 +71,22 @@ FIELD_ORDER = (
     "generated_at",
 )
 # Fields holding one entry per turn (in FIELD_ORDER's order): snapshot diffs compare them turn by turn.
-PER_TURN_FIELDS = (*_PER_TURN_LISTS, "rubrics", "rubrics_zh")
+# answer_list_zh is left out: the diff's turn fields do not include it, so as a session field its
+# changes are at least reported.
+PER_TURN_FIELDS = (*(f for f in _PER_TURN_LISTS if f != "answer_list_zh"), "rubrics", "rubrics_zh")
 EXTENSION_FIELD = "physreview"
 EXTENSION_FORMAT = 1
+KNOWN_FIELDS = frozenset({*FIELD_ORDER, EXTENSION_FIELD})  # anything else goes to Session.extra
+# Top-level integers (field → Session column) kept as spelled when written as integral numbers
+# (the release writes 22444183.0).
+INTEGER_FIELDS = {
+    "subject_id": "subject_id",
+    "hadm_id": "hadm_id",
+    "difficulty_level": "tier",
+    "sequence_idx": "sequence_idx",
+}
+# Turn.extra key of the turn's answer_list_zh entry (its raw steps, exported back as imported).
+ANSWER_LIST_ZH = "pab_answer_list_zh"
 # English duplicates: alias → primary. The primary is stored; a differing alias is kept verbatim.
 ALIASES = {
     "tools_en": "tools",
@@ -139,33 +159,6 @@ def infer_safety(*, text_en: str, text_zh: str) -> bool:
     return bool(_SAFETY_RE.search(text_en) or _SAFETY_RE.search(text_zh))
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return {str: "string", list: "list", dict: "object"}.get(type(value), type(value).__name__)
-
-
-def _expect(value: Any, kind: str, name: str, *, nullable: bool = False) -> Any:
-    if value is None and nullable:
-        return value
-    if _type_name(value) != kind:
-        raise PabRecordError(name, f"expected {kind}{' or null' if nullable else ''}, got {_type_name(value)}")
-    return value
-
-
-def _choice(value: Any, allowed: tuple[str, ...], name: str, *, nullable: bool = False) -> Any:
-    _expect(value, "string", name, nullable=nullable)
-    if value is not None and value not in allowed:
-        raise PabRecordError(name, f"unknown value {value!r} (expected one of: {', '.join(allowed)})")
-    return value
-
-
 class _Record:
     """The raw dict plus field access that raises :class:`PabRecordError` naming the field."""
 
@@ -177,6 +170,8 @@ class _Record:
             if optional:
                 return None
             raise PabRecordError(name, "missing")
+        if kind == "integer":
+            return whole_number(self.raw[name], name)
         value = _expect(self.raw[name], kind, name, nullable=nullable)
         if kind == "string" and name in MAX_LENGTHS and len(value) > MAX_LENGTHS[name]:
             raise PabRecordError(name, f"longer than {MAX_LENGTHS[name]} characters")
@@ -204,6 +199,8 @@ def _per_turn(rec: _Record, n: int) -> dict[str, list[Any]]:
         lists[name] = rec.get(name, "list")
     for name in ("workup_modes", "rubrics", "rubrics_zh"):
         lists[name] = rec.get(name, "list")
+    if "answer_list_zh" in rec.raw:
+        lists["answer_list_zh"] = rec.get("answer_list_zh", "list")
     for alias, primary in ALIASES.items():
         if alias in rec.raw and primary in lists:
             lists[alias] = rec.raw[alias]
@@ -213,7 +210,8 @@ def _per_turn(rec: _Record, n: int) -> dict[str, list[Any]]:
     return lists
 
 
-def _steps(raw_steps: Any, name: str) -> list[ParsedStep]:
+def parse_steps(raw_steps: Any, name: str) -> list[ParsedStep]:
+    """One turn's gold steps (an ``answer_list`` entry); ``name`` is the field named in errors."""
     _expect(raw_steps, "list", name)
     if not raw_steps:
         raise PabRecordError(name, "no gold step (the last step must be prepare_to_answer)")
@@ -227,8 +225,10 @@ def _steps(raw_steps: Any, name: str) -> list[ParsedStep]:
             raise PabRecordError(f"{where}.action.name", "must be a tool name of 1 to 64 characters")
         deps = _expect(raw.get("dependency_list", []), "list", f"{where}.dependency_list")
         extra: dict[str, Any] = {}
-        if "idx" in raw and _expect(raw["idx"], "integer", f"{where}.idx") != pos:
-            extra["idx"] = raw["idx"]  # our idx is the position; PAB's own numbering kept for export
+        if "idx" in raw:
+            whole_number(raw["idx"], f"{where}.idx")
+            if not same_json(raw["idx"], pos):
+                extra["idx"] = raw["idx"]  # our idx is the position; PAB's own numbering (or 1.0) kept for export
         if action_extra := {k: v for k, v in action.items() if k not in ("name", "arguments")}:
             extra["action"] = action_extra
         if step_extra := {k: v for k, v in raw.items() if k not in ("action", "observation", "dependency_list", "idx")}:
@@ -323,6 +323,13 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def _schemas(tools: list[Any] | None, name: str) -> list[Any] | None:
+    """Tool schemas (``tools``, ``tools_en``, ``tools_zh``): a list of objects, kept as given."""
+    for k, schema in enumerate(tools or []):
+        _expect(schema, "object", f"{name}[{k}]")
+    return tools
+
+
 def _db_int(rec: _Record, name: str) -> int:
     value = rec.get(name, "integer")
     if not -(2**31) <= value < 2**31:
@@ -338,8 +345,12 @@ def _persona(rec: _Record) -> dict[str, Any]:
     return persona
 
 
-def parse_record(raw: Any) -> ParsedRecord:
-    """Validate one decoded JSON line; raises :class:`PabRecordError` naming the first bad field."""
+def parse_record(raw: Any, *, texts: dict[str, str] | None = None) -> ParsedRecord:
+    """Validate one decoded JSON line; raises :class:`PabRecordError` naming the first bad field.
+
+    ``texts``: the line's JSON text of unknown top-level fields (:attr:`~scenarios.pab.reader.Line.texts`),
+    kept so that the export writes them byte for byte.
+    """
     if not isinstance(raw, dict):
         raise PabRecordError("(record)", f"expected a JSON object, got {_type_name(raw)}")
     rec = _Record(raw)
@@ -355,9 +366,8 @@ def parse_record(raw: Any) -> ParsedRecord:
         raise PabRecordError("difficulty_level", f"{tier} is not a tier (expected 1, 2 or 3)")
     generated_raw = rec.get("generated_at", "string")
     generated_at = parse_datetime(generated_raw)
-    tools = rec.primary("tools", "list")
-    for k, schema in enumerate(tools):
-        _expect(schema, "object", f"tools[{k}]")
+    tools = _schemas(rec.primary("tools", "list"), "tools" if "tools" in raw else "tools_en")
+    _schemas(raw.get("tools_en"), "tools_en")  # its type was checked with the primary
     fields: dict[str, Any] = {
         "record_id": record_id,
         "session_id": session_id,
@@ -371,7 +381,7 @@ def parse_record(raw: Any) -> ParsedRecord:
         "tool_set": rec.get("tool_set", "string"),
         "sequence_idx": _db_int(rec, "sequence_idx"),
         "tools": tools,
-        "tools_zh": rec.get("tools_zh", "list", optional=True),
+        "tools_zh": _schemas(rec.get("tools_zh", "list", optional=True), "tools_zh"),
         "dep_graph": rec.get("dep_graph", "object"),
         "session_plan": rec.get("session_plan", "object"),
         "persona": _persona(rec),
@@ -392,10 +402,17 @@ def parse_record(raw: Any) -> ParsedRecord:
             verbatim[alias] = kept
     if kept := keep(original=generated_raw, ours=render_datetime(generated_at)):
         verbatim["generated_at"] = kept
+    for name, column in INTEGER_FIELDS.items():
+        if kept := keep(original=raw[name], ours=fields[column]):
+            verbatim[name] = kept  # 22444183.0 stays 22444183.0
     if not verbatim:
         del fields["import_meta"]["verbatim"]
-    known = {*FIELD_ORDER, EXTENSION_FIELD}
-    fields["extra"] = {k: v for k, v in raw.items() if k not in known}
+    fields["extra"] = {k: v for k, v in raw.items() if k not in KNOWN_FIELDS}
+    spelling = {
+        k: e for k, t in (texts or {}).items() if k in fields["extra"] and (e := keep_spelling(value=raw[k], text=t))
+    }
+    if spelling:
+        fields["import_meta"]["spelling"] = spelling
     return ParsedRecord(fields=fields, turns=turns)
 
 
@@ -424,9 +441,12 @@ def _turn(lists: dict[str, list[Any]], i: int, ext_turn: dict[str, Any] | None) 
         "derivations": (ext_turn or {}).get("derivations", []),
         "extra": {},
     }
+    if "answer_list_zh" in lists:
+        parse_steps(lists["answer_list_zh"][i], f"answer_list_zh[{i}]")  # validated; stored as given
+        fields["extra"][ANSWER_LIST_ZH] = lists["answer_list_zh"][i]
     return ParsedTurn(
         fields=fields,
-        steps=_steps(lists["answer_list"][i], f"answer_list[{i}]"),
+        steps=parse_steps(lists["answer_list"][i], f"answer_list[{i}]"),
         rubric=_rubric(lists["rubrics"][i], lists["rubrics_zh"][i], i, ext_turn),
     )
 
@@ -435,14 +455,15 @@ def _conversations(rec: _Record, turns: list[ParsedTurn], n: int) -> dict[str, A
     """Answers from the gold conversations, plus what must be kept verbatim to export them unchanged."""
     meta: dict[str, Any] = {}
     verbatim: dict[str, Any] = {}
-    session_separator = None  # the English one; the export uses it for both languages
+    unseparated: dict[str, str] = {}
+    lists = {"messages": rec.primary("messages", "list"), "messages_zh": rec.get("messages_zh", "list")}
+    splits = {name: conversation.split(messages=m, n_turns=n, field=name) for name, m in lists.items()}
+    # One separator for both languages (the export writes it in both): the first one found, English first.
+    session_separator = next((sep for _, sep in splits.values() if sep is not None), conversation.DEFAULT_SEPARATOR)
+    if session_separator != conversation.DEFAULT_SEPARATOR:
+        meta["separator"] = session_separator
     for name, lang in (("messages", "en"), ("messages_zh", "zh")):
-        messages = rec.primary(name, "list") if name == "messages" else rec.get(name, "list")
-        segments, separator = conversation.split(messages=messages, n_turns=n, field=name)
-        if session_separator is None:
-            session_separator = separator
-            if separator != conversation.DEFAULT_SEPARATOR:
-                meta["separator"] = separator
+        segments, separator = splits[name]
         for i, (turn, segment) in enumerate(zip(turns, segments, strict=True)):
             answer = conversation.answer_of(segment=segment, field=name, turn=i)
             turn.fields[f"answer_{lang}"] = answer
@@ -450,8 +471,14 @@ def _conversations(rec: _Record, turns: list[ParsedTurn], n: int) -> dict[str, A
             if kept := keep(original=segment, ours=ours):
                 turn.fields["extra"].setdefault("pab_messages", {})[lang] = kept
         assembled = conversation.assemble(segments=segments, separator=session_separator)
-        if kept := keep(original=messages, ours=assembled):
+        if separator is None:
+            # Pairs without separators: the list is its segments, so a flag is enough to write it
+            # back the same way (while the conversation, with separators, still has this digest).
+            unseparated[name] = digest(assembled)
+        elif kept := keep(original=lists[name], ours=assembled):
             verbatim[name] = kept
     if verbatim:
         meta["verbatim"] = verbatim
+    if unseparated:
+        meta["unseparated"] = unseparated
     return meta

@@ -27,7 +27,7 @@ from tqdm import tqdm
 from scenarios.models import Backend, GenerationRun, GoldStep, RubricItem, RunStatus, Scenario, Session, Source, Turn
 from scenarios.pab.errors import PabArgumentError, PabRecordError
 from scenarios.pab.reader import read_lines
-from scenarios.pab.schema import ParsedRecord, parse_record
+from scenarios.pab.schema import KNOWN_FIELDS, ParsedRecord, parse_record
 from scenarios.pab.writer import dumps_record, session_to_record
 from scenarios.selectors import sessions_for_export
 
@@ -91,7 +91,7 @@ def import_pab_file(*, path: Path, replace: bool = False, progress: bool = False
 
 def _load(*, path: Path, run: GenerationRun, replace: bool, result: FileImport, bar: tqdm, max_errors: int) -> None:
     seen: dict[tuple[str, str], int] = {}  # (field, value) → line, for duplicates within the file
-    for line in read_lines(path):
+    for line in read_lines(path, known=KNOWN_FIELDS):
         bar.update(line.nbytes)
         if len(result.errors) >= max_errors:
             result.errors.append(f"{path}: stopped after {max_errors} errors")
@@ -100,7 +100,7 @@ def _load(*, path: Path, run: GenerationRun, replace: bool, result: FileImport, 
             result.errors.append(f"{path}:{line.number}: {line.error}")
             continue
         try:
-            parsed = parse_record(line.value)
+            parsed = parse_record(line.value, texts=line.texts)
             existing = _check_identity(parsed=parsed, replace=replace, seen=seen, line=line.number)
         except PabRecordError as exc:
             result.errors.append(f"{path}:{line.number}: {exc}")

@@ -2,7 +2,8 @@
 
 Key order: the format's fields in :data:`~scenarios.pab.schema.FIELD_ORDER`, then unknown imported
 fields sorted by name, then ``physreview``. Nested objects have sorted keys (PostgreSQL's jsonb does
-not keep key order, so sorting is what makes the output identical on both databases).
+not keep key order, so sorting is what makes the output identical on both databases), except in an
+unknown field's value, which is written with its imported text while unchanged.
 
 ``physreview`` carries what PAB lacks, for our own import to restore::
 
@@ -15,8 +16,16 @@ from typing import Any
 
 from scenarios.models import RubricItem, Session, TaskType, Turn
 from scenarios.pab import conversation
-from scenarios.pab.schema import ALIASES, EXTENSION_FIELD, EXTENSION_FORMAT, FIELD_ORDER, render_datetime
-from scenarios.pab.verbatim import choose
+from scenarios.pab.schema import (
+    ALIASES,
+    ANSWER_LIST_ZH,
+    EXTENSION_FIELD,
+    EXTENSION_FORMAT,
+    FIELD_ORDER,
+    INTEGER_FIELDS,
+    render_datetime,
+)
+from scenarios.pab.verbatim import canonical_text, choose, digest, spelled, spelling_of
 
 
 def _step(step) -> dict[str, Any]:
@@ -42,6 +51,14 @@ def _conversation(turns: list[Turn], *, lang: str, separator: str) -> list[Any]:
     return conversation.assemble(segments=segments, separator=separator)
 
 
+def _answer_list_zh(turns: list[Turn], steps: list[list[dict[str, Any]]]) -> list[Any] | None:
+    """The imported answer_list_zh entries; a turn without one (added later) gets its answer_list steps."""
+    kept = [(t.extra or {}).get(ANSWER_LIST_ZH) for t in turns]
+    if all(k is None for k in kept):
+        return None
+    return [k if k is not None else own for k, own in zip(kept, steps, strict=True)]
+
+
 def _rubric_meta(item: RubricItem) -> dict[str, Any]:
     return {"is_safety": item.is_safety, "safety_inferred": item.safety_inferred, "check": item.machine_check}
 
@@ -55,6 +72,7 @@ def session_to_record(session: Session) -> dict[str, Any]:
     verbatim = meta.get("verbatim", {})
     separator = meta.get("separator", conversation.DEFAULT_SEPARATOR)
     labels = dict(TaskType.choices)
+    answer_list = [[_step(s) for s in turn_steps] for turn_steps in steps]
 
     rec: dict[str, Any] = {
         "id": session.record_id,
@@ -74,7 +92,8 @@ def session_to_record(session: Session) -> dict[str, Any]:
         "tasks_zh": [t.request_implicit_zh for t in turns],
         "tasks_zh_explicit": [t.request_explicit_zh for t in turns],
         "messages_zh": _conversation(turns, lang="zh", separator=separator),
-        "answer_list": [[_step(s) for s in turn_steps] for turn_steps in steps],
+        "answer_list": answer_list,
+        "answer_list_zh": _answer_list_zh(turns, answer_list),
         "turn_types": [t.is_implicit for t in turns],
         "task_types": [labels[t.task_type] for t in turns],
         "turn_subtypes": [t.subtype for t in turns],
@@ -88,17 +107,25 @@ def session_to_record(session: Session) -> dict[str, Any]:
         "patient_agent_annotations": session.patient_agent_annotations,
     }
     rec["messages"] = _conversation(turns, lang="en", separator=separator)
+    unseparated = meta.get("unseparated", {})
     for name in ("messages", "messages_zh"):
+        if (basis := unseparated.get(name)) and basis == digest(rec[name]):
+            rec[name] = conversation.without_separators(rec[name])  # imported that way, and unchanged since
         rec[name] = choose(stored=verbatim.get(name), ours=rec[name])
+    for name, column in INTEGER_FIELDS.items():
+        rec[name] = choose(stored=verbatim.get(name), ours=getattr(session, column))
     for alias, primary in ALIASES.items():
         rec[alias] = choose(stored=verbatim.get(alias), ours=rec[primary])
     rec["generated_at"] = choose(stored=verbatim.get("generated_at"), ours=render_datetime(session.generated_at))
     if session.tools_zh is not None:
         rec["tools_zh"] = session.tools_zh
+    if rec["answer_list_zh"] is None:
+        del rec["answer_list_zh"]
 
     ordered = {name: rec[name] for name in FIELD_ORDER if name in rec}
+    spelling = meta.get("spelling", {})
     for name in sorted(session.extra or {}):
-        ordered[name] = session.extra[name]
+        ordered[name] = spelled(stored=spelling.get(name), value=session.extra[name])
     ordered[EXTENSION_FIELD] = {
         "format": EXTENSION_FORMAT,
         "patient_memory": session.patient_memory,
@@ -111,11 +138,10 @@ def session_to_record(session: Session) -> dict[str, Any]:
 
 
 def dumps_record(record: dict[str, Any]) -> str:
-    """One line of JSON (no newline): top-level order as given, nested keys sorted, Chinese as text."""
+    """One line of JSON (no newline): top-level order as given, nested keys sorted, Chinese as text;
+    a value that carries its imported text (:func:`~scenarios.pab.verbatim.spelled`) is written as that text."""
     parts = (
-        json.dumps(key, ensure_ascii=False)
-        + ": "
-        + json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        json.dumps(key, ensure_ascii=False) + ": " + (spelling_of(value) or canonical_text(value))
         for key, value in record.items()
     )
     return "{" + ", ".join(parts) + "}"
