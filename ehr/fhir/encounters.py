@@ -55,11 +55,13 @@ def patient_read(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any
 def _encounter_resource(adm: m.Admission, *, transfers: list, services: list, context: ToolContext) -> dict[str, Any]:
     discharged = context.time_visible(adm.dischtime)
     period = {"start": fmt_datetime(adm.admittime), "end": fmt_datetime(adm.dischtime) if discharged else None}
+    # Statuses are relative to the current date whatever the bounds (under ``release`` a later discharge
+    # is visible, yet the stay is still in progress on the current date).
     locations = [
         drop_none(
             {
                 "location": {"display": t.careunit or t.eventtype},
-                "status": "completed" if context.time_visible(t.outtime) else "active",
+                "status": "completed" if context.has_passed(t.outtime) else "active",
                 "period": drop_none(
                     {
                         "start": fmt_datetime(t.intime),
@@ -84,7 +86,7 @@ def _encounter_resource(adm: m.Admission, *, transfers: list, services: list, co
         {
             "resourceType": "Encounter",
             "id": str(adm.hadm_id),
-            "status": "finished" if discharged else "in-progress",
+            "status": "finished" if context.has_passed(adm.dischtime) else "in-progress",
             "class": {
                 "system": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
                 "code": "IMP",

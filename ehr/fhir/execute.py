@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 # The names a patient tool's patient/admission may come under (the harness's values replace them).
 PATIENT_SCOPE_NAMES = frozenset({"subject_id", "session_id", *COMMON_ALIASES})
 _SUBJECT_NAMES = frozenset({"subject_id", *(k for k, v in COMMON_ALIASES.items() if v == "subject_id")})
+_ADMISSION_NAMES = PATIENT_SCOPE_NAMES - _SUBJECT_NAMES - {"session_id"}
 
 
 def parse_arguments(*, tool: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
@@ -52,14 +53,12 @@ def _unknown_tool(name: str) -> ToolError:
 def _patient_scope(*, raw: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     """Where the harness knows the patient and session, what the model passed for them does not matter;
     where it does not (e.g. ``manage.py ehr_tool`` without ``--subject-id``), the model's values stand."""
-    out = {k: v for k, v in raw.items() if k in _SUBJECT_NAMES or k not in PATIENT_SCOPE_NAMES}
+    out = {k: v for k, v in raw.items() if k not in _ADMISSION_NAMES}
     if context.subject_id is not None:
         out = {k: v for k, v in out.items() if k not in _SUBJECT_NAMES}
         out["subject_id"] = context.subject_id
     if context.session_id is not None:
         out["session_id"] = context.session_id
-    elif "session_id" in raw:
-        out["session_id"] = raw["session_id"]
     return out
 
 

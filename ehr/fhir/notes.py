@@ -33,7 +33,7 @@ DISCHARGE_HEADINGS = (
     "Followup Instructions",
 )
 
-# Abbreviations an assistant may pass as `section`; keys and values are normalised names.
+# Abbreviations an assistant may pass as a section `keyword`; keys and values are normalised names.
 SECTION_ALIASES = {
     "hpi": "historyofpresentillness",
     "presentillness": "historyofpresentillness",

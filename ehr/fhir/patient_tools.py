@@ -37,7 +37,7 @@ def make_patient_handler(tool: str) -> Callable[..., dict[str, Any]]:
         if _responder is None:
             raise ToolError(
                 f"{tool} cannot be answered: no patient is available in this environment",
-                "Use the EHR tools (e.g. DocumentReference.search with section='Social History') instead.",
+                "Use the EHR tools (e.g. DocumentReference.search with keyword='Social History') instead.",
             )
         return _responder(tool=tool, arguments={k: v for k, v in args.items() if v is not None}, context=context)
 

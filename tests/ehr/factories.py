@@ -386,13 +386,14 @@ class Record:
     past_hadm: int
     current_hadm: int
     future_hadm: int
-    current_date: dt.date = dt.date(2180, 7, 20)
+    current_date: dt.date = dt.date(2180, 7, 21)
 
 
 def build_record() -> Record:
     """One patient: a past admission (2179), the current one (admitted 2180-07-18, discharged
-    2180-07-24, i.e. after the session date 2180-07-20) and a future one (2180-09-01), with
-    rows on both sides of the cutoff (00:00 on 2180-07-21) in every table."""
+    2180-07-24, i.e. after the session date 2180-07-21) and a future one (2180-09-01), with
+    rows on both sides of the cutoff (00:00 of the session date 2180-07-21: the last visible
+    day is 2180-07-20) in every table."""
     p = PatientFactory(gender="F", anchor_age=60, anchor_year=2178, dod=dt.date(2181, 1, 5))
     s = p.subject_id
     past = AdmissionFactory(subject_id=s, admittime=at("2179-03-01 10:00"), dischtime=at("2179-03-06 12:00"))
@@ -440,7 +441,7 @@ def build_record() -> Record:
     LabEventFactory(**lab, charttime=at("2180-07-18 09:00"), valuenum=1.1)
     LabEventFactory(**lab, charttime=at("2180-07-19 06:00"), valuenum=1.6, flag="abnormal")
     LabEventFactory(**lab, charttime=at("2180-07-20 23:30"), valuenum=2.0, flag="abnormal")
-    LabEventFactory(**lab, charttime=at("2180-07-21 06:00"), valuenum=2.4, flag="abnormal")  # after the cutoff
+    LabEventFactory(**lab, charttime=at("2180-07-21 06:00"), valuenum=2.4, flag="abnormal")  # on the session date
     LabEventFactory(
         **lab,
         itemid=50971,
@@ -472,7 +473,7 @@ def build_record() -> Record:
     DItemFactory(itemid=220179, label="Non Invasive Blood Pressure systolic", abbreviation="NBPs", unitname="mmHg")
     chart = {"subject_id": s, "hadm_id": cur.hadm_id}
     ChartEventFactory(**chart, itemid=220045, charttime=at("2180-07-19 08:00"), valuenum=110.0)
-    ChartEventFactory(**chart, itemid=220045, charttime=at("2180-07-21 08:00"), valuenum=90.0)  # after the cutoff
+    ChartEventFactory(**chart, itemid=220045, charttime=at("2180-07-21 08:00"), valuenum=90.0)  # on the session date
     ChartEventFactory(**chart, itemid=220179, charttime=at("2180-07-19 08:00"), valuenum=95.0, valueuom="mmHg")
     OmrFactory(
         subject_id=s, chartdate=dt.date(2180, 1, 10), seq_num=1, result_name="Blood Pressure", result_value="130/85"
@@ -601,7 +602,9 @@ def build_record() -> Record:
     return rec
 
 
-def call_tool(rec: Record, name: str, current_date: dt.date | None = None, **arguments: Any) -> dict[str, Any]:
-    """Run one tool for ``rec``'s patient, as of ``current_date`` (default: the record's session date)."""
-    context = ToolContext(current_date=current_date or rec.current_date)
-    return execute_tool(name=name, arguments={"patient": rec.subject_id, **arguments}, context=context)
+def call_tool(
+    rec: Record, name: str, current_date: dt.date | None = None, *, bounds: str = "strict", **arguments: Any
+) -> dict[str, Any]:
+    """Run one tool for ``rec``'s patient (contract names), as of ``current_date`` (default: the record's)."""
+    context = ToolContext(current_date=current_date or rec.current_date, bounds=bounds)
+    return execute_tool(name=name, arguments={"subject_id": rec.subject_id, **arguments}, context=context)

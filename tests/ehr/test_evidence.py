@@ -42,11 +42,9 @@ def test_evidence_holds_only_what_was_charted_before_the_cutoff(demo_cohort):
 def test_notes_appear_once_written_and_are_split_into_sections(demo_cohort):
     note = DischargeNote.objects.exclude(hadm_id=None).order_by("note_id").first() or RadiologyNote.objects.first()
     admission = Admission.objects.get(hadm_id=note.hadm_id)
-    before = admission_evidence(
-        hadm_id=admission.hadm_id,
-        current_date=(note.charttime - dt.timedelta(days=1)).date(),
-    )
-    after = admission_evidence(hadm_id=admission.hadm_id, current_date=note.charttime.date())
+    # visible iff written before 00:00 of the current date: not on the day it is written, from the next day on
+    before = admission_evidence(hadm_id=admission.hadm_id, current_date=note.charttime.date())
+    after = admission_evidence(hadm_id=admission.hadm_id, current_date=note.charttime.date() + dt.timedelta(days=1))
     assert note.note_id not in {n.note_id for n in before["notes"]}
     written = next(n for n in after["notes"] if n.note_id == note.note_id)
     assert len(written.sections) > 1 and all(s.text for s in written.sections)
@@ -56,8 +54,8 @@ def test_culture_results_follow_the_cutoff(demo_cohort):
     event = MicrobiologyEvent.objects.exclude(hadm_id=None).order_by("chartdate", "microevent_id").first()
     admission = Admission.objects.get(hadm_id=event.hadm_id)
     seen = (event.charttime or event.chartdate).date()
-    early = admission_evidence(hadm_id=admission.hadm_id, current_date=seen - dt.timedelta(days=1))
-    late = admission_evidence(hadm_id=admission.hadm_id, current_date=seen)
+    early = admission_evidence(hadm_id=admission.hadm_id, current_date=seen)  # the day it is taken: not yet
+    late = admission_evidence(hadm_id=admission.hadm_id, current_date=seen + dt.timedelta(days=1))
     assert event.microevent_id not in {e.microevent_id for e in early["micro"]}
     assert event.microevent_id in {e.microevent_id for e in late["micro"]}
 

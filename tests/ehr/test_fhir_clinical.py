@@ -27,7 +27,10 @@ def test_patient_read(rec):
 
 
 def test_patient_death_visible_once_it_happened(rec):
-    out = call(rec, "Patient.read", current_date=dt.date(2181, 1, 5))
+    # dod is a date: visible iff dod < current_date, so not yet on the day itself
+    on_the_day = call(rec, "Patient.read", current_date=dt.date(2181, 1, 5))
+    assert on_the_day["deceasedBoolean"] is False and "deceasedDateTime" not in on_the_day
+    out = call(rec, "Patient.read", current_date=dt.date(2181, 1, 6))
     assert out["deceasedDateTime"] == "2181-01-05"
     assert "deceasedBoolean" not in out
     age = next(e["valueInteger"] for e in out["extension"] if e["url"] == "mimic-iv/age-at-current-date")
@@ -64,17 +67,24 @@ def test_encounters_later_date_shows_everything(rec):
 
 
 def test_encounter_filters(rec):
-    assert ids(call(rec, "Encounter.search", status="finished")) == [str(rec.past_hadm)]
-    assert ids(call(rec, "Encounter.search", status="in-progress")) == [str(rec.current_hadm)]
-    assert ids(call(rec, "Encounter.search", encounter=rec.past_hadm)) == [str(rec.past_hadm)]
-    assert ids(call(rec, "Encounter.search", date_from="2180-01-01")) == [str(rec.current_hadm)]
-    assert ids(call(rec, "Encounter.search", date_to="2179-12-31")) == [str(rec.past_hadm)]
-    out = call(rec, "Encounter.search", _count=1)
-    assert ids(out) == [str(rec.current_hadm)] and out["total"] == 2
+    assert ids(call(rec, "Encounter.search", hadm_id=rec.past_hadm)) == [str(rec.past_hadm)]
+    assert ids(call(rec, "Encounter.search", hadm_id=rec.current_hadm)) == [str(rec.current_hadm)]
+
+
+def test_encounter_filters_outside_the_contract_are_dropped(rec):
+    # The released contract has only subject_id and hadm_id: status, dates and _count filter nothing.
+    everything = call(rec, "Encounter.search")
+    for extra in ({"status": "finished"}, {"date_from": "2180-01-01"}, {"date_to": "2179-12-31"}, {"_count": 1}):
+        out = call(rec, "Encounter.search", **extra)
+        (name,) = extra
+        assert out.pop("warnings") == [
+            f"unknown argument '{name}' ignored; Encounter.search takes: subject_id, hadm_id"
+        ]
+        assert out == everything
 
 
 def test_future_encounter_is_not_found(rec):
-    out = call(rec, "Encounter.search", encounter=rec.future_hadm)
+    out = call(rec, "Encounter.search", hadm_id=rec.future_hadm)
     assert "error" in out and str(rec.future_hadm) in out["error"]
 
 
@@ -112,13 +122,31 @@ def test_condition_code_filters(rec):
     by_words = call(rec, "Condition.search", code="atrial fibrillation")
     assert by_words["entry"] == by_prefix["entry"]
     assert call(rec, "Condition.search", code="pneumonia")["total"] == 0
-    later = call(rec, "Condition.search", code="pneumonia", current_date=dt.date(2180, 9, 1))
+    # the future admission starts 2180-09-01 09:00: its diagnoses show from the next day on
+    assert call(rec, "Condition.search", code="pneumonia", current_date=dt.date(2180, 9, 1))["total"] == 0
+    later = call(rec, "Condition.search", code="pneumonia", current_date=dt.date(2180, 9, 2))
     assert later["total"] == 1
 
 
 def test_condition_encounter_filter(rec):
-    out = call(rec, "Condition.search", encounter=rec.past_hadm)
+    out = call(rec, "Condition.search", hadm_id=rec.past_hadm)
     assert [e["resource"]["code"]["coding"][0]["code"] for e in out["entry"]] == ["4019"]
+
+
+def test_condition_clinical_status(rec):
+    def codes(out):
+        return [e["resource"]["code"]["coding"][0]["code"] for e in out["entry"]]
+
+    def statuses(out):
+        return {e["resource"]["clinicalStatus"]["coding"][0]["code"] for e in out["entry"]}
+
+    # coded in the current admission: active; only in earlier admissions: resolved
+    active = call(rec, "Condition.search", clinical_status="active")
+    assert codes(active) == ["N179", "I4891"] and statuses(active) == {"active"}
+    resolved = call(rec, "Condition.search", clinical_status="resolved")
+    assert codes(resolved) == ["4019"] and statuses(resolved) == {"resolved"}
+    assert call(rec, "Condition.search", clinical_status="inactive") == resolved
+    assert codes(call(rec, "Condition.search", code="I48", clinical_status="resolved")) == []
 
 
 # --- Procedure.search ------------------------------------------------------------------------
@@ -131,14 +159,18 @@ def test_procedures_cutoff_and_shape(rec):
     assert proc["resourceType"] == "Procedure" and proc["status"] == "completed"
     assert proc["code"]["coding"][0]["system"] == "http://www.cms.gov/Medicare/Coding/ICD10"
     assert proc["code"]["text"].startswith("Performance of Urinary Filtration")
-    later = call(rec, "Procedure.search", current_date=dt.date(2180, 7, 22))
+    # chartdate is a date: the procedure of 2180-07-22 is visible from 2180-07-23 on
+    assert call(rec, "Procedure.search", current_date=dt.date(2180, 7, 22))["total"] == 2
+    later = call(rec, "Procedure.search", current_date=dt.date(2180, 7, 23))
     assert later["total"] == 3
 
 
 def test_procedure_filters(rec):
-    assert (
-        call(rec, "Procedure.search", code="hemodialysis")["entry"][0]["resource"]["code"]["coding"][0]["code"]
-        == "3995"
-    )
-    assert call(rec, "Procedure.search", encounter=rec.past_hadm)["total"] == 1
-    assert call(rec, "Procedure.search", date_from="2180-01-01")["total"] == 1
+    past = call(rec, "Procedure.search", hadm_id=rec.past_hadm)
+    assert past["total"] == 1
+    assert past["entry"][0]["resource"]["code"]["coding"][0] == {
+        "system": "http://hl7.org/fhir/sid/icd-9-cm",
+        "code": "3995",
+        "display": "Hemodialysis",
+    }
+    assert call(rec, "Procedure.search", hadm_id=rec.current_hadm)["total"] == 1

@@ -54,27 +54,28 @@ def test_patient_read_for_every_patient(cohort):
     for p in patients:
         current = dt.date(p.anchor_year + 1, 6, 30)
         out = execute_tool(
-            name="Patient.read", arguments={"patient": p.subject_id}, context=ToolContext(current_date=current)
+            name="Patient.read", arguments={"subject_id": p.subject_id}, context=ToolContext(current_date=current)
         )
         assert out["resourceType"] == "Patient", out
         age = next(e["valueInteger"] for e in out["extension"] if e["url"] == "mimic-iv/age-at-current-date")
         assert age == p.anchor_age + 1
         assert out["gender"] in ("male", "female")
-        assert ("deceasedDateTime" in out) == (p.dod is not None and p.dod <= current)
+        assert ("deceasedDateTime" in out) == (p.dod is not None and p.dod < current)
 
 
 @pytest.mark.parametrize("name", SEARCH_TOOLS)
 def test_every_search_tool_respects_the_cutoff(cohort, name):
     adm, first_day = admission_with_labs()
     current = first_day + dt.timedelta(days=1)
-    out = execute_tool(name=name, arguments={"patient": adm.subject_id}, context=ToolContext(current_date=current))
+    out = execute_tool(name=name, arguments={"subject_id": adm.subject_id}, context=ToolContext(current_date=current))
     assert out["resourceType"] == "Bundle", out
     assert out["total"] >= len(out["entry"])
-    assert all(d <= current.isoformat() for d in resource_days(out)), (name, current, resource_days(out))
+    # visible iff charted before 00:00 of the current date
+    assert all(d < current.isoformat() for d in resource_days(out)), (name, current, resource_days(out))
     # The cutoff hides something real: searched long after, the same query finds at least as much.
     later = execute_tool(
         name=name,
-        arguments={"patient": adm.subject_id},
+        arguments={"subject_id": adm.subject_id},
         context=ToolContext(current_date=current + dt.timedelta(days=3650)),
     )
     assert later["total"] >= out["total"]
@@ -96,12 +97,12 @@ def test_every_search_tool_respects_the_cutoff(cohort, name):
     ],
 )
 def test_each_search_tool_finds_demo_records_at_discharge(cohort, name, arguments, resource_type):
-    """At the discharge date of an admission with a radiology report, every tool has something to say."""
+    """The day after the discharge of an admission with a radiology report, every tool has something to say."""
     rad = m.RadiologyNote.objects.exclude(hadm_id=None).order_by("note_id").first()
     assert rad is not None, "the demo cohort has radiology reports"
     adm = m.Admission.objects.get(hadm_id=rad.hadm_id)
-    ctx = ToolContext(current_date=day(adm.dischtime))
-    out = execute_tool(name=name, arguments={"patient": adm.subject_id, **arguments}, context=ctx)
+    ctx = ToolContext(current_date=day(adm.dischtime) + dt.timedelta(days=1))
+    out = execute_tool(name=name, arguments={"subject_id": adm.subject_id, **arguments}, context=ctx)
     assert out["resourceType"] == "Bundle", out
     assert out["total"] >= 1 and out["entry"], (name, arguments)
     assert {e["resource"]["resourceType"] for e in out["entry"]} == {resource_type}
@@ -112,21 +113,34 @@ def test_each_search_tool_finds_demo_records_at_discharge(cohort, name, argument
 
 def test_radiology_report_sections_from_the_demo(cohort):
     rad = m.RadiologyNote.objects.exclude(hadm_id=None).order_by("note_id").first()
-    ctx = ToolContext(current_date=day(rad.charttime))
-    out = execute_tool(
-        name="DiagnosticReport.search", arguments={"patient": rad.subject_id, "section": "impression"}, context=ctx
-    )
+    ctx = ToolContext(current_date=day(rad.charttime) + dt.timedelta(days=1))
+    out = execute_tool(name="DiagnosticReport.search", arguments={"subject_id": rad.subject_id}, context=ctx)
     ids = [e["resource"]["id"] for e in out["entry"]]
     assert any(rad.note_id in i for i in ids), ids
     report = next(e["resource"] for e in out["entry"] if rad.note_id in e["resource"]["id"])
     impression = rad.text.split("IMPRESSION:", 1)[1].strip().splitlines()[0]
-    assert impression[:30] in json.dumps(report, ensure_ascii=False)
-    before = execute_tool(
-        name="DiagnosticReport.search",
-        arguments={"patient": rad.subject_id},
-        context=ToolContext(current_date=day(rad.charttime) - dt.timedelta(days=1)),
+    assert impression[:30] in report["conclusion"]
+    assert "Impression" in {s["title"] for s in report["section"]}
+    # one section: a DocumentReference keyword naming it
+    docs = execute_tool(
+        name="DocumentReference.search",
+        arguments={
+            "subject_id": rad.subject_id,
+            "hadm_id": rad.hadm_id,
+            "type_code": "radiology",
+            "keyword": "impression",
+        },
+        context=ctx,
     )
-    assert not any(rad.note_id in e["resource"]["id"] for e in before["entry"])
+    doc = next(e["resource"] for e in docs["entry"] if rad.note_id in e["resource"]["id"])
+    assert [s["title"] for s in doc["section"]] == ["Impression"]
+    assert impression[:30] in doc["section"][0]["text"]
+    on_the_day = execute_tool(
+        name="DiagnosticReport.search",
+        arguments={"subject_id": rad.subject_id},
+        context=ToolContext(current_date=day(rad.charttime)),
+    )
+    assert not any(rad.note_id in e["resource"]["id"] for e in on_the_day["entry"])
 
 
 def test_lab_search_by_label_matches_the_database(cohort):
@@ -143,7 +157,7 @@ def test_lab_search_by_label_matches_the_database(cohort):
     visible = m.LabEvent.objects.filter(
         hadm_id=adm.hadm_id, itemid=itemid, charttime__lt=ToolContext(current_date=current).cutoff
     )
-    args = {"patient": adm.subject_id, "encounter": adm.hadm_id, "category": "laboratory", "code": str(itemid)}
+    args = {"subject_id": adm.subject_id, "hadm_id": adm.hadm_id, "category": "laboratory", "code": str(itemid)}
     out = execute_tool(
         name="Observation.search", arguments={**args, "_count": 500}, context=ToolContext(current_date=current)
     )
@@ -163,13 +177,20 @@ def test_lab_search_by_label_matches_the_database(cohort):
 
 def test_labs_hidden_before_they_are_charted(cohort):
     adm, first_day = admission_with_labs()
-    args = {"patient": adm.subject_id, "encounter": adm.hadm_id, "category": "laboratory", "_count": 500}
-    early = execute_tool(name="Observation.search", arguments=args, context=ToolContext(current_date=first_day))
+    args = {"subject_id": adm.subject_id, "hadm_id": adm.hadm_id, "category": "laboratory", "_count": 500}
+    on_first_day = execute_tool(name="Observation.search", arguments=args, context=ToolContext(current_date=first_day))
+    # nothing of the current date itself is charted yet; here not even the admission (admitted that day)
+    assert on_first_day.get("total", 0) == 0, on_first_day
+    if adm.admittime.date() == first_day:
+        assert f"Encounter {adm.hadm_id} not found" in on_first_day["error"]
+    early = execute_tool(
+        name="Observation.search", arguments=args, context=ToolContext(current_date=first_day + dt.timedelta(days=1))
+    )
     late = execute_tool(
         name="Observation.search", arguments=args, context=ToolContext(current_date=first_day + dt.timedelta(days=60))
     )
     assert 0 < early["total"] < late["total"]
-    assert all(d <= first_day.isoformat() for d in resource_days(early))
+    assert all(d == first_day.isoformat() for d in resource_days(early))
 
 
 def test_conditions_match_the_database(cohort):
@@ -177,7 +198,7 @@ def test_conditions_match_the_database(cohort):
     current = day(adm.dischtime)
     out = execute_tool(
         name="Condition.search",
-        arguments={"patient": adm.subject_id, "encounter": adm.hadm_id, "_count": 500},
+        arguments={"subject_id": adm.subject_id, "hadm_id": adm.hadm_id},
         context=ToolContext(current_date=current),
     )
     assert out["total"] == m.DiagnosisIcd.objects.filter(hadm_id=adm.hadm_id).count()
@@ -190,8 +211,8 @@ def test_medications_found_by_drug_name(cohort):
         pytest.skip("no prescriptions")
     out = execute_tool(
         name="MedicationRequest.search",
-        arguments={"patient": rx.subject_id, "code": rx.drug.lower()},
-        context=ToolContext(current_date=day(rx.starttime)),
+        arguments={"subject_id": rx.subject_id, "medication": rx.drug.lower()},
+        context=ToolContext(current_date=day(rx.starttime) + dt.timedelta(days=1)),
     )
     assert f"rx-{rx.pharmacy_id}" in {e["resource"]["id"] for e in out["entry"]}
 
@@ -199,20 +220,22 @@ def test_medications_found_by_drug_name(cohort):
 def test_discharge_note_sections_care_plan_and_allergies(cohort):
     note = m.DischargeNote.objects.order_by("charttime").first()
     assert note is not None, "the demo cohort has discharge notes"
-    ctx = ToolContext(current_date=day(note.charttime))
+    ctx = ToolContext(current_date=day(note.charttime) + dt.timedelta(days=1))
     docs = execute_tool(
-        name="DocumentReference.search", arguments={"patient": note.subject_id, "type": "discharge"}, context=ctx
+        name="DocumentReference.search",
+        arguments={"subject_id": note.subject_id, "type_code": "discharge-summary"},
+        context=ctx,
     )
     titles = {s["title"] for s in docs["entry"][0]["resource"]["section"]}
     assert {"Chief Complaint", "Discharge Instructions"} <= titles
-    plans = execute_tool(name="CarePlan.search", arguments={"patient": note.subject_id}, context=ctx)
+    plans = execute_tool(name="CarePlan.search", arguments={"subject_id": note.subject_id}, context=ctx)
     assert plans["total"] >= 1
-    allergies = execute_tool(name="AllergyIntolerance.search", arguments={"patient": note.subject_id}, context=ctx)
+    allergies = execute_tool(name="AllergyIntolerance.search", arguments={"subject_id": note.subject_id}, context=ctx)
     assert allergies["total"] >= 1
     before = execute_tool(
         name="DocumentReference.search",
-        arguments={"patient": note.subject_id, "type": "discharge"},
-        context=ToolContext(current_date=day(note.charttime) - dt.timedelta(days=1)),
+        arguments={"subject_id": note.subject_id, "type_code": "discharge-summary"},
+        context=ToolContext(current_date=day(note.charttime)),
     )
     assert f"note-{note.note_id}" not in {e["resource"]["id"] for e in before["entry"]}
 
@@ -222,7 +245,7 @@ def test_microbiology_organisms(cohort):
     assert row is not None, "the demo cohort has susceptibility results"
     out = execute_tool(
         name="Observation.search",
-        arguments={"patient": row.subject_id, "category": "microbiology", "_count": 500},
+        arguments={"subject_id": row.subject_id, "category": "microbiology", "_count": 500},
         context=ToolContext(current_date=dt.date(2300, 1, 1)),
     )
     organisms = [
@@ -237,23 +260,24 @@ def test_writes_leave_the_cohort_unchanged(cohort):
     ctx = ToolContext(current_date=day(adm.admittime), subject_id=adm.subject_id, hadm_id=adm.hadm_id)
     calls = [
         ("MedicationRequest.create", {"medication": "Aspirin", "dose": "81 mg", "route": "PO", "frequency": "daily"}),
-        ("ServiceRequest.create", {"code": "CBC"}),
-        ("Flag.create", {"code": "Fall risk"}),
+        ("ServiceRequest.create", {"service_type": "CBC", "priority": "routine"}),
+        ("Flag.create", {"category": "clinical", "code": "fall risk", "detail": "Fell at home"}),
     ]
     for name, arguments in calls:
-        assert execute_tool(name=name, arguments=arguments, context=ctx)["_simulated"] is True
+        out = execute_tool(name=name, arguments=arguments, context=ctx)
+        assert out["_simulated"] is True and "warnings" not in out, out
     assert counts == {model.__name__: model.objects.count() for model in apps.get_app_config("ehr").get_models()}
 
 
 def test_unknown_patient_and_command(cohort):
     missing = (m.Patient.objects.order_by("-subject_id").values_list("subject_id", flat=True).first() or 0) + 1
     out = execute_tool(
-        name="Patient.read", arguments={"patient": missing}, context=ToolContext(current_date=dt.date(2180, 1, 1))
+        name="Patient.read", arguments={"subject_id": missing}, context=ToolContext(current_date=dt.date(2180, 1, 1))
     )
     assert "not found" in out["error"]
     subject = m.Patient.objects.values_list("subject_id", flat=True).first()
     buf = StringIO()
     call_command(
-        "ehr_tool", "Encounter.search", json.dumps({"patient": subject}), "--current-date", "2300-01-01", stdout=buf
+        "ehr_tool", "Encounter.search", json.dumps({"subject_id": subject}), "--current-date", "2300-01-01", stdout=buf
     )
     assert json.loads(buf.getvalue())["total"] == m.Admission.objects.filter(subject_id=subject).count()

@@ -35,22 +35,44 @@ def test_document_reference_sections_and_cutoff(rec):
     assert sections["Discharge Medications"].startswith("1. Amlodipine 10 mg")
 
 
-def test_document_reference_section_filter(rec):
+def test_document_reference_keyword_naming_a_section(rec):
     for query in ("Social History", "social history", "SOCIAL", "social_history"):
-        out = call(rec, "DocumentReference.search", section=query)
+        out = call(rec, "DocumentReference.search", keyword=query)
         assert out["total"] == 1, query
         assert [s["title"] for s in out["entry"][0]["resource"]["section"]] == ["Social History"]
-    hpi = call(rec, "DocumentReference.search", section="HPI")
+    hpi = call(rec, "DocumentReference.search", keyword="HPI")
     assert hpi["entry"][0]["resource"]["section"][0]["title"] == "History of Present Illness"
-    assert call(rec, "DocumentReference.search", section="Nonexistent Heading")["total"] == 0
+    assert call(rec, "DocumentReference.search", keyword="Nonexistent Heading")["total"] == 0
 
 
-def test_document_reference_type_and_date(rec):
-    assert call(rec, "DocumentReference.search", type="radiology")["total"] == 1
-    later = call(rec, "DocumentReference.search", type="discharge", current_date=dt.date(2180, 7, 24))
+def test_document_reference_keyword_words_find_the_sections_containing_them(rec):
+    out = call(rec, "DocumentReference.search", keyword="amlodipine")
+    assert out["total"] == 1
+    sections = {s["title"]: s["text"] for s in out["entry"][0]["resource"]["section"]}
+    assert list(sections) == ["Medications on Admission", "Discharge Medications", "Discharge Instructions"]
+    assert all("amlodipine" in text.lower() for text in sections.values())
+    # the chest X-ray matches on its text, in its own sections
+    congestion = call(rec, "DocumentReference.search", keyword="vascular congestion")
+    assert [e["resource"]["type"]["text"] for e in congestion["entry"]] == ["Diagnostic imaging study"]
+    assert {s["title"] for s in congestion["entry"][0]["resource"]["section"]} == {"Findings", "Impression"}
+
+
+def test_document_reference_type_code(rec):
+    radiology = call(rec, "DocumentReference.search", type_code="radiology")
+    assert radiology["total"] == 1 and radiology["entry"][0]["resource"]["type"]["coding"][0]["code"] == "18748-4"
+    assert call(rec, "DocumentReference.search", type_code="discharge-summary")["total"] == 1
+    # the current stay's discharge note is charted 2180-07-24 00:00: visible from 2180-07-25 on
+    on_the_day = call(rec, "DocumentReference.search", type_code="discharge-summary", current_date=dt.date(2180, 7, 24))
+    assert on_the_day["total"] == 1
+    later = call(rec, "DocumentReference.search", type_code="discharge-summary", current_date=dt.date(2180, 7, 25))
     assert later["total"] == 2
     assert later["entry"][0]["resource"]["context"]["encounter"][0]["reference"] == f"Encounter/{rec.current_hadm}"
-    assert call(rec, "DocumentReference.search", date_from="2180-01-01")["total"] == 1
+    only_current = call(rec, "DocumentReference.search", hadm_id=rec.current_hadm, current_date=dt.date(2180, 7, 25))
+    assert [e["resource"]["date"] for e in only_current["entry"]] == [
+        "2180-07-24 00:00:00",
+        "2180-07-22 15:00:00",
+        "2180-07-18 11:00:00",
+    ]
 
 
 def test_diagnostic_report(rec):
@@ -62,10 +84,15 @@ def test_diagnostic_report(rec):
     assert report["conclusion"] == "Mild pulmonary vascular congestion."
     assert report["category"][0]["coding"][0]["code"] == "RAD"
     assert report["effectiveDateTime"] == "2180-07-18 11:00:00"
-    only = call(rec, "DiagnosticReport.search", section="impression")
+    assert [s["title"] for s in report["section"]] == ["Examination", "Indication", "Findings", "Impression"]
+    # one section of a report: DocumentReference.search with a keyword naming it
+    only = call(rec, "DocumentReference.search", type_code="radiology", keyword="impression")
     assert [s["title"] for s in only["entry"][0]["resource"]["section"]] == ["Impression"]
-    later = call(rec, "DiagnosticReport.search", code="CT head", current_date=dt.date(2180, 7, 22))
+    # the CT head is charted 2180-07-22 15:00: visible from 2180-07-23 on
+    assert call(rec, "DiagnosticReport.search", report_type="CT head", current_date=dt.date(2180, 7, 22))["total"] == 0
+    later = call(rec, "DiagnosticReport.search", report_type="CT head", current_date=dt.date(2180, 7, 23))
     assert [e["resource"]["conclusion"] for e in later["entry"]] == ["No acute intracranial process."]
+    assert call(rec, "DiagnosticReport.search", report_type="chest")["total"] == 1
 
 
 def test_care_plan(rec):
@@ -80,8 +107,24 @@ def test_care_plan(rec):
     ]
     assert plan["encounter"] == {"reference": f"Encounter/{rec.past_hadm}"}
     assert any("Discharge Disposition: Home" in n["text"] for n in plan["note"])
-    later = call(rec, "CarePlan.search", current_date=dt.date(2180, 7, 24))
+    later = call(rec, "CarePlan.search", current_date=dt.date(2180, 7, 25))
     assert later["entry"][0]["resource"]["description"] == "Stop lisinopril. Take warfarin as directed."
+
+
+def test_care_plan_categories(rec):
+    followup = call(rec, "CarePlan.search", category="followup")["entry"][0]["resource"]
+    assert [a["detail"]["description"] for a in followup["activity"]] == [
+        "Primary care (Dr. ___) within 1 week",
+        "Check blood pressure at home daily",
+    ]
+    assert "description" not in followup and "note" not in followup
+    treatment = call(rec, "CarePlan.search", category="treatment")["entry"][0]["resource"]
+    assert [a["detail"]["description"] for a in treatment["activity"]] == [
+        "1. Amlodipine 10 mg PO DAILY",
+        "2. Metformin 500 mg PO BID",
+    ]
+    planning = call(rec, "CarePlan.search", category="discharge-planning")["entry"][0]["resource"]
+    assert planning["description"].startswith("You were admitted") and "activity" not in planning
 
 
 def test_allergies_from_latest_visible_note(rec):
@@ -90,7 +133,7 @@ def test_allergies_from_latest_visible_note(rec):
     allergy = out["entry"][0]["resource"]
     assert allergy["resourceType"] == "AllergyIntolerance"
     assert allergy["patient"] == {"reference": f"Patient/{rec.subject_id}"}
-    later = call(rec, "AllergyIntolerance.search", current_date=dt.date(2180, 7, 24))
+    later = call(rec, "AllergyIntolerance.search", current_date=dt.date(2180, 7, 25))
     assert [e["resource"]["code"]["text"] for e in later["entry"]] == ["Codeine"]
 
 
@@ -105,7 +148,7 @@ def test_no_known_allergies(rec):
     )
     out = execute_tool(
         name="AllergyIntolerance.search",
-        arguments={"patient": p.subject_id},
+        arguments={"subject_id": p.subject_id},
         context=ToolContext(current_date=dt.date(2180, 2, 1)),
     )
     assert out["total"] == 1

@@ -13,14 +13,14 @@ def drugs(bundle):
 
 def test_medication_requests_hide_later_orders(rec):
     out = call(rec, "MedicationRequest.search")
-    assert sorted(drugs(out)) == ["Lisinopril", "Metformin", "Warfarin"]  # vancomycin starts 2180-07-21
+    assert sorted(drugs(out)) == ["Lisinopril", "Metformin", "Warfarin"]  # vancomycin starts on the session date
     assert out["total"] == 3
     starts = [e["resource"]["authoredOn"] for e in out["entry"]]
     assert starts == sorted(starts, reverse=True)
 
 
 def test_medication_request_shape_and_status(rec):
-    out = call(rec, "MedicationRequest.search", code="warfarin")
+    out = call(rec, "MedicationRequest.search", medication="warfarin")
     rx = out["entry"][0]["resource"]
     assert rx["resourceType"] == "MedicationRequest"
     assert rx["id"].startswith("rx-")
@@ -33,7 +33,7 @@ def test_medication_request_shape_and_status(rec):
     assert dosage["timing"]["repeat"] == {"frequency": 1.0, "period": 1, "periodUnit": "d"}
     assert dosage["text"] == "5 mg PO 1 times per day"
     assert rx["dispenseRequest"]["validityPeriod"] == {"start": "2180-07-18 12:00:00"}  # stop time is the future
-    lisinopril = call(rec, "MedicationRequest.search", code="LISINOPRIL")["entry"][0]["resource"]
+    lisinopril = call(rec, "MedicationRequest.search", medication="LISINOPRIL")["entry"][0]["resource"]
     assert lisinopril["status"] == "completed"
     assert lisinopril["dispenseRequest"]["validityPeriod"]["end"] == "2180-07-19 09:00:00"
 
@@ -41,21 +41,23 @@ def test_medication_request_shape_and_status(rec):
 def test_status_filter(rec):
     assert drugs(call(rec, "MedicationRequest.search", status="active")) == ["Warfarin"]
     assert sorted(drugs(call(rec, "MedicationRequest.search", status="completed"))) == ["Lisinopril", "Metformin"]
-    later = call(rec, "MedicationRequest.search", status="active", current_date=dt.date(2180, 7, 21))
+    assert drugs(call(rec, "MedicationRequest.search", status="stopped")) == drugs(
+        call(rec, "MedicationRequest.search", status="completed")
+    )
+    # vancomycin starts 2180-07-21 10:00: visible, and active, from 2180-07-22 on
+    later = call(rec, "MedicationRequest.search", status="active", current_date=dt.date(2180, 7, 22))
     assert sorted(drugs(later)) == ["Vancomycin", "Warfarin"]
 
 
 def test_medication_request_filters(rec):
-    assert drugs(call(rec, "MedicationRequest.search", encounter=rec.past_hadm)) == ["Metformin"]
-    assert drugs(call(rec, "MedicationRequest.search", code="metf")) == ["Metformin"]
-    # an order running into the window counts
-    assert sorted(drugs(call(rec, "MedicationRequest.search", date_from="2180-07-19"))) == ["Lisinopril", "Warfarin"]
-    assert call(rec, "MedicationRequest.search", _count=1)["total"] == 3
+    assert drugs(call(rec, "MedicationRequest.search", hadm_id=rec.past_hadm)) == ["Metformin"]
+    assert drugs(call(rec, "MedicationRequest.search", medication="metf")) == ["Metformin"]
+    assert drugs(call(rec, "MedicationRequest.search", hadm_id=rec.current_hadm, medication="metf")) == []
 
 
 def test_medication_administrations(rec):
     out = call(rec, "MedicationAdministration.search")
-    assert out["total"] == 2  # the 2180-07-21 dose is hidden
+    assert out["total"] == 2  # the dose of the session date (2180-07-21 21:00) is hidden
     given, held = (e["resource"] for e in out["entry"])
     assert given["resourceType"] == "MedicationAdministration"
     assert given["id"].startswith("emar-")
@@ -68,10 +70,12 @@ def test_medication_administrations(rec):
 
 
 def test_medication_administration_filters(rec):
-    out = call(rec, "MedicationAdministration.search", code="warfarin", current_date=dt.date(2180, 7, 22))
+    out = call(rec, "MedicationAdministration.search", medication="warfarin", current_date=dt.date(2180, 7, 22))
     assert [e["resource"]["effectiveDateTime"] for e in out["entry"]] == ["2180-07-21 21:00:00", "2180-07-19 21:00:00"]
-    assert call(rec, "MedicationAdministration.search", date_to="2180-07-18")["total"] == 0
-    assert call(rec, "MedicationAdministration.search", encounter=rec.past_hadm)["total"] == 0
+    lisinopril = call(rec, "MedicationAdministration.search", medication="lisinopril")
+    assert [e["resource"]["status"] for e in lisinopril["entry"]] == ["not-done"]
+    assert call(rec, "MedicationAdministration.search", hadm_id=rec.past_hadm)["total"] == 0
+    assert call(rec, "MedicationAdministration.search", hadm_id=rec.current_hadm)["total"] == 2
 
 
 @pytest.mark.parametrize(

@@ -40,12 +40,12 @@ def test_micro_without_charttime_uses_chartdate_and_storedate(rec):
         charttime=None,
         chartdate=at("2180-07-19 00:00"),
         storetime=None,
-        storedate=at("2180-07-21 00:00"),  # after the cutoff: pending on the session date
+        storedate=at("2180-07-21 00:00"),  # stored on the session date: still pending then
     )
     obs = search(rec, category="microbiology", code="stool")["entry"][0]["resource"]
     assert obs["effectiveDateTime"] == "2180-07-19 00:00:00"
     assert obs["valueString"] == "Pending"
-    later = search(rec, current_date=dt.date(2180, 7, 21), category="microbiology", code="stool")
+    later = search(rec, current_date=dt.date(2180, 7, 22), category="microbiology", code="stool")
     assert later["entry"][0]["resource"]["status"] == "final"
     assert search(rec, category="microbiology", code="stool", date_from="2180-07-20")["total"] == 0
 
@@ -63,7 +63,7 @@ def test_every_vital_sign_without_code(rec):
     chart = {"subject_id": rec.subject_id, "hadm_id": rec.current_hadm, "charttime": at("2180-07-20 09:00")}
     ChartEventFactory(**chart, itemid=95201, valuenum=1.0)
     ChartEventFactory(**chart, itemid=95202, valuenum=2.0)
-    out = search(rec, category="vital-signs", encounter=rec.current_hadm)
+    out = search(rec, category="vital-signs", hadm_id=rec.current_hadm)
     labels = [e["resource"]["code"]["text"] for e in out["entry"]]
     assert labels[0] == "Zz Vital By Category" and "Zz Not A Vital" not in labels
     assert out["total"] == len(labels)
@@ -73,11 +73,11 @@ def test_every_vital_sign_without_code(rec):
 @pytest.mark.parametrize("category", ["microbiology", "vital-signs"])
 def test_ids_past_the_integer_range_find_nothing(rec, category, big):
     code = {"code": "heart rate"} if category == "vital-signs" else {}
-    out = search(rec, category=category, encounter=big, **code)
+    out = search(rec, category=category, hadm_id=big, **code)
     assert "error" in out and "Encounter" in out["error"]
     out = execute_tool(
         name="Observation.search",
-        arguments={"patient": big, "category": category, **code},
+        arguments={"subject_id": big, "category": category, **code},
         context=ToolContext(current_date=rec.current_date),
     )
     assert "error" in out and "Patient" in out["error"]

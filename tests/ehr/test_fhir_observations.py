@@ -14,7 +14,7 @@ def values(bundle):
 
 
 def test_lab_observation_shape(rec):
-    out = search(rec, category="laboratory", code="creatinine", encounter=rec.current_hadm, _count=1)
+    out = search(rec, category="laboratory", code="creatinine", hadm_id=rec.current_hadm, _count=1)
     assert out["resourceType"] == "Bundle" and out["type"] == "searchset"
     obs = out["entry"][0]["resource"]
     assert obs["resourceType"] == "Observation"
@@ -33,8 +33,9 @@ def test_lab_observation_shape(rec):
 
 
 def test_labs_newest_first_and_cutoff_hides_later_results(rec):
-    out = search(rec, category="laboratory", code="Creatinine", encounter=rec.current_hadm)
-    # 2.4 on 2180-07-21 06:00 is after the cutoff (midnight after 2180-07-20); 23:30 on the day is visible
+    out = search(rec, category="laboratory", code="Creatinine", hadm_id=rec.current_hadm)
+    # 2.4 on 2180-07-21 06:00 is charted on the session date itself (cutoff 00:00 of 2180-07-21): hidden;
+    # 23:30 on the day before is visible
     assert values(out) == [2, 1.6, 1.1]
     assert out["total"] == 3
     times = [e["resource"]["effectiveDateTime"] for e in out["entry"]]
@@ -43,7 +44,7 @@ def test_labs_newest_first_and_cutoff_hides_later_results(rec):
 
 def test_next_day_reveals_the_next_result(rec):
     out = search(
-        rec, current_date=dt.date(2180, 7, 21), category="laboratory", code="creatinine", encounter=rec.current_hadm
+        rec, current_date=dt.date(2180, 7, 22), category="laboratory", code="creatinine", hadm_id=rec.current_hadm
     )
     assert values(out)[0] == 2.4
 
@@ -92,12 +93,12 @@ def test_date_window_is_inclusive(rec):
     out = search(rec, category="laboratory", code="creatinine", date_from="2180-07-19")
     assert values(out) == [2, 1.6]
     # date_to after the current date does not lift the cutoff
-    out = search(rec, category="laboratory", code="creatinine", date_to="2181-01-01", encounter=rec.current_hadm)
+    out = search(rec, category="laboratory", code="creatinine", date_to="2181-01-01", hadm_id=rec.current_hadm)
     assert values(out) == [2, 1.6, 1.1]
 
 
 def test_all_labs_without_code(rec):
-    out = search(rec, category="laboratory", encounter=rec.current_hadm)
+    out = search(rec, category="laboratory", hadm_id=rec.current_hadm)
     assert {e["resource"]["code"]["text"] for e in out["entry"]} == {
         "Creatinine",
         "Potassium",
@@ -121,7 +122,7 @@ def test_normal_interpretation_without_flag(rec):
 
 
 def test_empty_result_for_known_code_without_rows(rec):
-    out = search(rec, category="laboratory", code="potassium", encounter=rec.past_hadm)
+    out = search(rec, category="laboratory", code="potassium", hadm_id=rec.past_hadm)
     assert out == {"resourceType": "Bundle", "type": "searchset", "total": 0, "entry": []}
 
 
@@ -134,7 +135,7 @@ def test_vital_signs_from_chartevents_and_omr(rec):
     assert "Heart Rate" in codes and "Non Invasive Blood Pressure systolic" in codes
     assert "Blood Pressure" in codes  # outpatient (omr)
     hr = [e["resource"] for e in out["entry"] if e["resource"]["code"]["text"] == "Heart Rate"]
-    assert [h["valueQuantity"]["value"] for h in hr] == [110]  # 90 bpm on 2180-07-21 is hidden
+    assert [h["valueQuantity"]["value"] for h in hr] == [110]  # 90 bpm on the session date is hidden
     assert hr[0]["category"][0]["coding"][0]["code"] == "vital-signs"
     assert hr[0]["id"].startswith("chart-")
     bp = next(e["resource"] for e in out["entry"] if e["resource"]["code"]["text"] == "Blood Pressure")
@@ -144,7 +145,7 @@ def test_vital_signs_from_chartevents_and_omr(rec):
 
 
 def test_vital_by_alias_and_encounter(rec):
-    out = search(rec, category="vital-signs", code="HR", encounter=rec.current_hadm)
+    out = search(rec, category="vital-signs", code="HR", hadm_id=rec.current_hadm)
     assert [e["resource"]["valueQuantity"]["value"] for e in out["entry"]] == [110]
     out = search(rec, category="vital-signs", code="weight")
     assert [e["resource"]["valueQuantity"]["value"] for e in out["entry"]] == [180]
@@ -179,7 +180,7 @@ def test_microbiology_result_stored_after_cutoff_is_pending(rec):
     assert obs["status"] == "preliminary"
     assert obs["valueString"] == "Pending"
     assert "ENTEROCOCCUS" not in str(obs)
-    later = search(rec, current_date=dt.date(2180, 7, 22), category="microbiology", code="urine")
+    later = search(rec, current_date=dt.date(2180, 7, 23), category="microbiology", code="urine")
     assert later["entry"][0]["resource"]["valueCodeableConcept"]["text"] == "ENTEROCOCCUS SP."
 
 
@@ -226,7 +227,7 @@ def test_label_shared_by_two_fluids_means_blood_unless_qualified(rec):
 
 
 def test_several_codes_separated_by_commas(rec):
-    out = search(rec, category="laboratory", code="creatinine, potassium", encounter=rec.current_hadm)
+    out = search(rec, category="laboratory", code="creatinine, potassium", hadm_id=rec.current_hadm)
     assert {e["resource"]["code"]["text"] for e in out["entry"]} == {"Creatinine", "Potassium"}
-    assert search(rec, category="laboratory", code="50912,50971", encounter=rec.current_hadm)["total"] == 4
+    assert search(rec, category="laboratory", code="50912,50971", hadm_id=rec.current_hadm)["total"] == 4
     assert "error" in search(rec, category="laboratory", code="creatinine, nonsenseword")

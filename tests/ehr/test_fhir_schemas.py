@@ -66,11 +66,13 @@ def test_schema_shape(language, api_safe):
 def test_api_names_round_trip_and_are_unique():
     mapped = [api_name(n) for n in TOOL_NAMES]
     assert len(set(mapped)) == len(mapped)
-    assert api_name("Observation.search") == "Observation_search"
+    assert api_name("Observation.search") == "Observation__search"  # the release's mapping
+    assert api_name("patient.get_symptom_history") == "patient__get_symptom_history"
     for name in TOOL_NAMES:
         assert re.fullmatch(r"^[a-zA-Z0-9_-]{1,64}$", api_name(name))
         assert canonical_name(api_name(name)) == name
         assert canonical_name(name) == name
+        assert canonical_name(name.replace(".", "_")) == name  # our API-safe names before the release's
     assert canonical_name("Observation.find") is None
 
 
@@ -95,8 +97,9 @@ def test_observation_search_parameters():
     fn = next(s["function"] for s in tool_schemas(language="en") if s["function"]["name"] == "Observation.search")
     props = fn["parameters"]["properties"]
     assert props["category"]["enum"] == ["laboratory", "vital-signs", "microbiology"]
-    assert {"code", "date_from", "date_to", "_count", "patient", "encounter"} <= set(props)
-    assert fn["parameters"]["required"] == ["patient"]
+    assert list(props) == ["subject_id", "hadm_id", "category", "code", "date_from", "date_to", "_count"]
+    assert fn["parameters"]["required"] == ["subject_id"]
+    assert "20" in props["_count"]["description"]  # the release's default count, told to the model
 
 
 def test_schema_hash_is_stable_and_language_specific():

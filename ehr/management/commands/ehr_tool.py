@@ -6,6 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from ehr.fhir import ToolContext, canonical_name, execute_tool
+from ehr.fhir.context import BOUNDS
 
 
 class Command(BaseCommand):
@@ -15,9 +16,14 @@ class Command(BaseCommand):
         parser.add_argument("name", help="tool name, e.g. Observation.search")
         parser.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
         parser.add_argument("--current-date", required=True, help="session current date, YYYY-MM-DD")
-        parser.add_argument("--subject-id", type=int, default=None, help="session patient (fills a missing 'patient')")
+        parser.add_argument(
+            "--subject-id", type=int, default=None, help="session patient (fills a missing 'subject_id')"
+        )
         parser.add_argument("--hadm-id", type=int, default=None, help="session admission (default encounter of writes)")
         parser.add_argument("--session-id", default=None, help="session id (patient tools)")
+        parser.add_argument(
+            "--bounds", choices=BOUNDS, default="strict", help="cutoff bounds: strict (default) or release"
+        )
 
     def handle(self, *args, **options) -> None:
         if canonical_name(options["name"]) is None:
@@ -31,12 +37,13 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"arguments are not valid JSON: {exc}") from None
         if not isinstance(arguments, dict):
-            raise CommandError("arguments must be a JSON object, e.g. '{\"patient\": 10001234}'")
+            raise CommandError("arguments must be a JSON object, e.g. '{\"subject_id\": 10001234}'")
         context = ToolContext(
             current_date=current,
             subject_id=options["subject_id"],
             hadm_id=options["hadm_id"],
             session_id=options["session_id"],
+            bounds=options["bounds"],
         )
         result = execute_tool(name=options["name"], arguments=arguments, context=context)
         self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))

@@ -1,4 +1,4 @@
-"""Print the EHR tool schemas (OpenAI function-calling format) as JSON."""
+"""Print the EHR tool schemas (OpenAI function-calling format) as JSON: the released tool contract."""
 
 import json
 
@@ -11,8 +11,10 @@ class Command(BaseCommand):
     help = "Print the tool schemas as JSON (UTF-8), in English or Chinese."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--lang", choices=LANGUAGES, default="en", help="description language")
-        parser.add_argument("--api-names", action="store_true", help="API-safe names (Observation_search)")
+        parser.add_argument(
+            "--language", "--lang", dest="lang", choices=LANGUAGES, default="en", help="description language"
+        )
+        parser.add_argument("--api-names", action="store_true", help="API-safe names (Observation__search)")
         parser.add_argument("--hash", action="store_true", help="print only the schema hash (both languages)")
 
     def handle(self, *args, **options) -> None:
