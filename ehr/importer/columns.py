@@ -1,9 +1,12 @@
 """Header planning and value validation, both derived from the model (the single source of truth).
 
 Values are checked the way the database column would take them, so SQLite (which accepts almost
-anything) and PostgreSQL end up with the same rows: integers within the column's range, plain
-decimal floats, ``YYYY-MM-DD`` dates, ``YYYY-MM-DD HH:MM:SS`` (or ``YYYY-MM-DD``) datetimes,
-text within ``max_length``. Empty fields are NULL; an empty required field is an error.
+anything) and PostgreSQL end up with the same rows: integers within the column's range (an
+integral decimal spelling such as ``22444183.0`` counts as the integer: pandas writes integer
+columns with empty fields that way; ``12.5`` is an error), plain decimal floats, ``YYYY-MM-DD``
+dates, ``YYYY-MM-DD HH:MM:SS`` (or ``YYYY-MM-DD``) datetimes, text within ``max_length`` (after
+the repairs of :mod:`ehr.importer.codes`, e.g. NDC leading zeros). Empty fields are NULL; an
+empty required field is an error.
 Validated values are ready for either loader: ``int``, ``float``, canonical date/datetime
 strings (naive wall-clock times, stored as UTC: the connection's time zone is UTC), ``str``.
 """
@@ -16,6 +19,7 @@ from datetime import date, datetime
 
 from django.db import models
 
+from ehr.importer.codes import TEXT_NORMALISERS
 from ehr.importer.errors import RowError, TableImportError
 from ehr.importer.source import shorten
 from ehr.mimic_tables import MimicTableSpec
@@ -25,7 +29,8 @@ _INT_RANGES = {
     "IntegerField": (-(2**31), 2**31 - 1),
     "BigIntegerField": (-(2**63), 2**63 - 1),
 }
-_INT_RE = re.compile(r"[+-]?[0-9]+")
+# Digits, optionally followed by a fraction: "22444183.0" (pandas) is accepted when the fraction is zeros.
+_INT_RE = re.compile(r"([+-]?[0-9]+)(?:\.([0-9]*))?")
 # Plain decimal notation only: Python's float() also takes "nan", "inf" and "1_000".
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -34,11 +39,29 @@ _DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2}:[0-9
 Parser = Callable[[str], object]
 
 
+def whole_number(raw: str, type_name: str = "int") -> int:
+    """``12``, ``12.0``, ``12.`` → 12; ``12.5`` and non-numbers raise ``ValueError`` (range not checked)."""
+    match = _INT_RE.fullmatch(raw)
+    if not match:
+        raise ValueError(f"bad {type_name}")
+    if match[2] and match[2].strip("0"):
+        raise ValueError(f"bad {type_name} (not a whole number)")
+    return int(match[1])
+
+
+def is_decimal_spelling(raw: str) -> bool:
+    """A whole number written with a decimal point (``22444183.0``): PostgreSQL's integer input refuses it."""
+    match = _INT_RE.fullmatch(raw)
+    return bool(match and match[2] is not None and not match[2].strip("0"))
+
+
+def integer_columns(spec: MimicTableSpec) -> set[str]:
+    return {f.column for f in spec.fields if f.get_internal_type() in _INT_RANGES}
+
+
 def _int_parser(low: int, high: int, type_name: str) -> Parser:
     def parse(raw: str) -> int:
-        if not _INT_RE.fullmatch(raw):
-            raise ValueError(f"bad {type_name}")
-        value = int(raw)
+        value = whole_number(raw, type_name)
         if not low <= value <= high:
             raise ValueError(f"{type_name} out of range")
         return value
@@ -100,7 +123,9 @@ def parser_for_field(f: models.Field) -> Parser:
     if kind == "DateField":
         return _parse_date
     if kind in ("CharField", "TextField"):
-        return _text_parser(getattr(f, "max_length", None) if kind == "CharField" else None)
+        text = _text_parser(getattr(f, "max_length", None) if kind == "CharField" else None)
+        normalise = TEXT_NORMALISERS.get((f.model._meta.db_table, f.column))
+        return text if normalise is None else lambda raw: text(normalise(raw))
     raise TypeError(f"importer has no parser for {kind} ({f.model.__name__}.{f.name})")
 
 
@@ -120,12 +145,15 @@ class HeaderPlan:
         """Every file column is a table column, so the file can go to COPY unchanged."""
         return not self.extra
 
-    def warnings(self, label: str) -> list[str]:
+    def warnings(self) -> list[str]:
+        """What the header makes the import do differently (the caller puts the file name in front)."""
         out = []
         if self.extra:
-            out.append(f"{label}: ignoring unknown column(s): {', '.join(self.extra)}")
+            # pandas' index column has an empty name.
+            names = ", ".join(n or "(unnamed)" for n in self.extra)
+            out.append(f"ignoring unknown column(s): {names}")
         if self.missing_nullable:
-            out.append(f"{label}: column(s) not in file, loaded as NULL: {', '.join(self.missing_nullable)}")
+            out.append(f"column(s) not in file, loaded as NULL: {', '.join(self.missing_nullable)}")
         return out
 
 

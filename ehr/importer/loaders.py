@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import psycopg
 from django.db import IntegrityError, connection, transaction
 
+from ehr.importer.codes import SQL_FIXUPS
 from ehr.importer.errors import TableImportError
 from ehr.importer.source import shorten
 from ehr.mimic_tables import MimicTableSpec
@@ -45,6 +46,20 @@ def clear_table(*, spec: MimicTableSpec, subjects: set[int] | None) -> None:
         for start in range(0, len(ids), DELETE_CHUNK):
             chunk = ids[start : start + DELETE_CHUNK]
             cursor.execute(f"DELETE FROM {table} WHERE subject_id IN ({', '.join(['%s'] * len(chunk))})", chunk)
+
+
+def apply_sql_fixups(*, spec: MimicTableSpec) -> int:
+    """Apply the table's value repairs (:mod:`ehr.importer.codes`) to rows loaded raw; returns rows changed.
+
+    Meant for a whole-table load, right after COPY and before the indexes are rebuilt: the
+    UPDATE then scans the new rows once and maintains no index.
+    """
+    changed = 0
+    with connection.cursor() as cursor:
+        for statement in SQL_FIXUPS.get(spec.db_table, []):
+            cursor.execute(statement.format(table=_qn(spec.db_table)))
+            changed += max(cursor.rowcount, 0)
+    return changed
 
 
 @dataclass

@@ -10,17 +10,27 @@ TableStatus = Literal["loaded", "failed", "absent", "not_run"]
 @dataclass
 class TableReport:
     name: str
-    path: Path | None = None
+    path: Path | None = None  # the (first) file; ``files`` has all of them in the per-patient layout
+    files: list[Path] = field(default_factory=list)
     status: TableStatus = "not_run"
     rows_loaded: int = 0
     rows_rejected: int = 0
     seconds: float = 0.0
     rebuild_seconds: float = 0.0  # PostgreSQL whole-table loads: rebuilding keys and indexes, within ``seconds``
-    # "copy-csv": raw bytes into PostgreSQL COPY; "copy-rows": validated rows into COPY; "insert": SQLite batches.
+    # "copy-csv": raw bytes into PostgreSQL COPY; "copy-rows": validated rows into COPY; "insert": SQLite
+    # batches; "copy-csv+copy-rows" when some files of the table went one way and some the other.
     method: str = ""
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    rejects_file: Path | None = None
+    rejects_files: list[Path] = field(default_factory=list)
+
+    @property
+    def rejects_file(self) -> Path | None:
+        """The first rejects file (the only one in the standard layout)."""
+        return self.rejects_files[0] if self.rejects_files else None
+
+    def how(self) -> str:
+        return f"{self.method} ({len(self.files)} files)" if len(self.files) > 1 else self.method
 
 
 @dataclass
@@ -64,7 +74,7 @@ def format_summary(report: ImportReport) -> str:
             f"{t.rows_loaded:,}" if t.status == "loaded" else "-",
             f"{t.rows_rejected:,}" if t.rows_rejected or t.status == "loaded" else "-",
             f"{t.seconds:.2f}" if t.status in ("loaded", "failed") else "-",
-            _STATUS_TEXT[t.status] or t.method,
+            _STATUS_TEXT[t.status] or t.how(),
         )
         for t in report.tables
     ]

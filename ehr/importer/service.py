@@ -1,13 +1,11 @@
 """Import a MIMIC-IV directory table by table (see the package docstring for the semantics)."""
 
 import contextlib
-import csv
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
 import psycopg
 from django.conf import settings
@@ -16,14 +14,25 @@ from tqdm import tqdm
 
 from ehr.fhir import codes as fhir_codes
 from ehr.importer import loaders
-from ehr.importer.columns import HeaderPlan, RowConverter, make_converter, plan_header
+from ehr.importer.columns import (
+    HeaderPlan,
+    RowConverter,
+    integer_columns,
+    is_decimal_spelling,
+    make_converter,
+    plan_header,
+    whole_number,
+)
 from ehr.importer.errors import ImportArgumentError, RowError, TableImportError
+from ehr.importer.layout import SourceFile, find_layout
+from ehr.importer.rejects import FileRejects, TableRejects
 from ehr.importer.report import ImportReport, TableReport
-from ehr.importer.source import TableFile, find_table_file, shorten
+from ehr.importer.source import TableFile, shorten
 from ehr.mimic_tables import TABLES, MimicTableSpec
 
 Echo = Callable[[str], None]
 PROGRESS_EVERY = 8192  # records between progress-bar updates on the validated path
+SHOWN_IGNORED = 3  # "X ignored, Y imported instead" lines per table before they are summed up
 
 
 @dataclass(frozen=True)
@@ -47,11 +56,12 @@ def import_mimic_directory(
     allow_fast_path: bool = True,
     echo: Echo | None = None,
 ) -> ImportReport:
-    """Import the MIMIC-IV tables found under ``root``; stops at the first table that fails.
+    """Import the MIMIC-IV tables found under ``root`` (either layout); stops at the first table that fails.
 
     ``echo`` receives warnings and notes as they happen. ``allow_fast_path=False`` forces the
     validated row path on PostgreSQL (tests compare both paths). Raises
-    :class:`ImportArgumentError` before touching the database if the arguments are unusable.
+    :class:`ImportArgumentError` before touching the database if the arguments or the folder's
+    layout are unusable.
     """
     root = Path(root)
     if not root.is_dir():
@@ -62,10 +72,7 @@ def import_mimic_directory(
     if subjects is not None and not subjects:
         raise ImportArgumentError("the subject list is empty")
     selected = [spec for name, spec in TABLES.items() if tables is None or name in tables]
-    found = {spec.name: find_table_file(root=root, stem=spec.path) for spec in selected}
-    if not any(path for path, _ in found.values()):
-        stems = ", ".join(f"{spec.path}.csv[.gz]" for spec in selected[:3])
-        raise ImportArgumentError(f"{root}: no MIMIC-IV table file found (looked for {stems}, ...)")
+    layout = find_layout(root=root, specs=selected, subjects=subjects)
 
     opts = _Options(
         subjects=subjects,
@@ -75,31 +82,85 @@ def import_mimic_directory(
         allow_fast_path=allow_fast_path,
         echo=echo or (lambda _message: None),
     )
+    for note in layout.notes:
+        opts.echo(note)
     report = ImportReport(root=root)
     failed = False
     for spec in selected:
-        path, ignored = found[spec.name]
-        entry = TableReport(name=spec.name, path=path)
+        files = layout.files.get(spec.name)
+        entry = TableReport(name=spec.name, path=files[0].path if files else None, files=[f.path for f in files or []])
         report.tables.append(entry)
         if failed:
             continue  # status stays "not_run"
-        if path is None:
+        if files is None:
             entry.status = "absent"
-            opts.echo(f"note: {spec.path}.csv.gz / .csv not in {root}, {spec.name} skipped")
+            opts.echo(layout.absent_note(spec=spec, root=root))
             continue
-        for other in ignored:
-            opts.echo(f"warning: {other} ignored, {path.name} is imported instead")
-        _import_table(spec=spec, path=path, opts=opts, entry=entry)
+        ignored = layout.ignored.get(spec.name, [])
+        for other, chosen in ignored[:SHOWN_IGNORED]:
+            opts.echo(f"warning: {other} ignored, {chosen.name} is imported instead")
+        if len(ignored) > SHOWN_IGNORED:
+            opts.echo(f"warning: {len(ignored) - SHOWN_IGNORED} more {spec.name} file(s) ignored the same way")
+        _import_table(spec=spec, files=files, opts=opts, entry=entry)
         failed = entry.status == "failed"
     return report
 
 
-def _import_table(*, spec: MimicTableSpec, path: Path, opts: _Options, entry: TableReport) -> None:
-    """Import one file in one transaction; records the outcome in ``entry`` instead of raising."""
+class _Progress:
+    """One bar per table across its files: bytes of finished files plus the position in the current one."""
+
+    def __init__(self, bar: tqdm) -> None:
+        self.bar = bar
+        self.done = 0
+
+    def show(self, source: TableFile) -> None:
+        # May go back: a file that leaves the raw path is read again from its start.
+        self.bar.update(self.done + source.raw_position() - self.bar.n)
+
+    def file_done(self, size: int) -> None:
+        self.done += size
+        self.bar.update(self.done - self.bar.n)
+
+
+class _Warnings:
+    """A table's warnings and notes: each kind told once, with its first file; repeats counted."""
+
+    def __init__(self, *, entry: TableReport, echo: Echo) -> None:
+        self.entry = entry
+        self.echo = echo
+        self._files: dict[tuple[str, str], set[str]] = {}  # (level, kind) → files it was seen in
+
+    def add(self, *, label: str, text: str, level: str = "warning", kind: str | None = None) -> None:
+        files = self._files.setdefault((level, kind or text), set())
+        if not files:
+            message = f"{label}: {text}"
+            self.entry.warnings.append(message)
+            self.echo(f"{level}: {message}")
+        files.add(label)
+
+    def finish(self) -> None:
+        for (level, kind), files in self._files.items():
+            if len(files) > 1:
+                message = f"{self.entry.name}: the same in {len(files) - 1} more file(s): {kind}"
+                self.entry.warnings.append(message)
+                self.echo(f"{level}: {message}")
+
+
+@dataclass
+class _RawCopyRejected(Exception):
+    """PostgreSQL refused a file's raw COPY for a reason the validated path would refuse too."""
+
+    path: Path
+    plan: HeaderPlan
+    rejected: loaders.CopyRejected
+
+
+def _import_table(*, spec: MimicTableSpec, files: list[SourceFile], opts: _Options, entry: TableReport) -> None:
+    """Import one table's files in one transaction; records the outcome in ``entry`` instead of raising."""
     started = time.monotonic()
-    label = str(path)
+    label = str(files[0].path) if len(files) == 1 else spec.name
     bar = tqdm(
-        total=path.stat().st_size,
+        total=sum(f.path.stat().st_size for f in files),
         desc=spec.name,
         unit="B",
         unit_scale=True,
@@ -108,16 +169,12 @@ def _import_table(*, spec: MimicTableSpec, path: Path, opts: _Options, entry: Ta
         file=sys.stderr,
         leave=True,
     )
-    rejects: list[_Rejects] = []
+    rejects = TableRejects(directory=opts.rejects_dir, table=spec.name) if opts.skip_bad_rows else None
+    warnings = _Warnings(entry=entry, echo=opts.echo)
     try:
-        try:
-            _load_file(spec=spec, path=path, opts=opts, entry=entry, bar=bar, rejects=rejects, fast=True)
-        except loaders.EndOfDataMarker:
-            message = f"{label}: a line is just '\\.' (COPY's end-of-data mark): using the validated path"
-            entry.warnings.append(message)
-            opts.echo(f"warning: {message}")
-            bar.reset()
-            _load_file(spec=spec, path=path, opts=opts, entry=entry, bar=bar, rejects=rejects, fast=False)
+        _load_table(
+            spec=spec, files=files, opts=opts, entry=entry, progress=_Progress(bar), warnings=warnings, rejects=rejects
+        )
         entry.status = "loaded"
     except TableImportError as exc:
         entry.status, entry.error, entry.rows_loaded = "failed", str(exc), 0
@@ -129,90 +186,145 @@ def _import_table(*, spec: MimicTableSpec, path: Path, opts: _Options, entry: Ta
         entry.status, entry.error, entry.rows_loaded = "failed", f"{label}: interrupted", 0
     finally:
         bar.close()
-        if rejects:
-            entry.rows_rejected = rejects[-1].count
-            entry.rejects_file = rejects[-1].close()
+        warnings.finish()
+        if rejects is not None:
+            entry.rows_rejected = rejects.count
+            entry.rejects_files = rejects.close()
         entry.seconds = time.monotonic() - started
 
 
-def _load_file(
+def _load_table(
     *,
     spec: MimicTableSpec,
-    path: Path,
+    files: list[SourceFile],
     opts: _Options,
     entry: TableReport,
-    bar: tqdm,
-    rejects: "list[_Rejects]",
-    fast: bool,
+    progress: _Progress,
+    warnings: _Warnings,
+    rejects: TableRejects | None,
 ) -> None:
-    """Read, check and load one file in one transaction; raises :class:`TableImportError` on bad input.
+    """Clear the table (or its subjects' rows) and load every file, all in one transaction.
 
-    ``fast`` allows the raw COPY path when the table and options permit it. A rejects writer,
-    when bad rows are skipped, is appended to ``rejects`` for the caller to close.
+    Raises :class:`TableImportError` on bad input; nothing of the table is then committed.
+    """
+    # Dictionary tables have no subject_id: a --subjects import still replaces them whole.
+    subjects = opts.subjects if spec.has_subject else None
+    postgres = loaders.is_postgresql()
+    whole_table = subjects is None
+    raw_allowed = postgres and whole_table and rejects is None and opts.allow_fast_path
+    methods: set[str] = set()
+    try:
+        with transaction.atomic():
+            loaders.clear_table(spec=spec, subjects=subjects)
+            bulk = (
+                loaders.pg_bulk_load(spec=spec)
+                if postgres and whole_table
+                else contextlib.nullcontext(loaders.RebuildTime())
+            )
+            with bulk as rebuild:
+                for source in files:
+                    rows = (
+                        _copy_raw(spec=spec, path=source.path, progress=progress, warnings=warnings)
+                        if raw_allowed
+                        else None
+                    )
+                    if rows is not None:
+                        methods.add("copy-csv")
+                    else:
+                        methods.add("copy-rows" if postgres else "insert")
+                        rows = _load_validated(
+                            spec=spec,
+                            source=source,
+                            subjects=subjects,
+                            progress=progress,
+                            warnings=warnings,
+                            rejects=rejects,
+                        )
+                    entry.rows_loaded += rows
+                    progress.file_done(source.path.stat().st_size)
+                if "copy-csv" in methods:
+                    # Raw bytes skipped the value repairs (NDC zeros): the same rule, in SQL, on the new rows.
+                    loaders.apply_sql_fixups(spec=spec)
+                progress.bar.set_postfix_str("indexing" if postgres and whole_table else "committing")
+    except _RawCopyRejected as exc:
+        # Rolled back by now; find the record outside the transaction (a re-read of the file).
+        raise TableImportError(
+            _locate_copy_error(spec=spec, plan=exc.plan, path=exc.path, rejected=exc.rejected)
+        ) from None
+    except loaders.DuplicateKey as exc:
+        raise TableImportError(_locate_duplicate(spec=spec, files=files, duplicate=exc)) from None
+    entry.method = "+".join(sorted(methods)) or ("copy-rows" if postgres else "insert")
+    # The tools keep a copy of the dictionaries (and omr result names); other processes see the
+    # new table within ehr.fhir.codes.CACHE_TTL_SECONDS.
+    fhir_codes.clear_cache()
+    entry.rebuild_seconds = rebuild.seconds
+
+
+def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings) -> int | None:
+    """The file's bytes unchanged into COPY; ``None`` if the file needs the validated path instead.
+
+    The COPY runs in a savepoint, so a file PostgreSQL refuses for a spelling the validated path
+    converts (``22444183.0`` in an integer column) or for a ``\\.`` line is undone alone and the
+    caller loads it again row by row. Any other refusal raises :class:`_RawCopyRejected`.
     """
     label = str(path)
     with TableFile(path) as source:
         header_bytes, header = source.read_header()
         plan = plan_header(spec=spec, header=header, label=label)
-        rejected: _Rejects | None = None
-        if opts.skip_bad_rows:
-            rejected = _Rejects(path=opts.rejects_dir / f"{spec.name}.rejects.csv", header=header)
-            rejects.append(rejected)
-        if fast:  # warn once, not again on a fallback
-            for warning in plan.warnings(label):
-                entry.warnings.append(warning)
-                opts.echo(f"warning: {warning}")
-        # Dictionary tables have no subject_id: a --subjects import still replaces them whole.
-        subjects = opts.subjects if spec.has_subject else None
-        postgres = loaders.is_postgresql()
-        whole_table = subjects is None
-        raw_copy = postgres and fast and whole_table and rejected is None and opts.allow_fast_path and plan.raw_copy_ok
-
-        def show_progress() -> None:
-            bar.update(source.raw_position() - bar.n)
-
+        for text in plan.warnings():
+            warnings.add(label=label, text=text)
+        if not plan.raw_copy_ok:
+            return None
         try:
             with transaction.atomic():
-                loaders.clear_table(spec=spec, subjects=subjects)
-                bulk = (
-                    loaders.pg_bulk_load(spec=spec)
-                    if postgres and whole_table
-                    else contextlib.nullcontext(loaders.RebuildTime())
+                return loaders.copy_csv_bytes(
+                    spec=spec,
+                    columns=plan.load_columns,
+                    header=header_bytes,
+                    chunks=source.chunks(),
+                    on_chunk=lambda: progress.show(source),
                 )
-                with bulk as rebuild:
-                    if raw_copy:
-                        entry.method = "copy-csv"
-                        entry.rows_loaded = loaders.copy_csv_bytes(
-                            spec=spec,
-                            columns=plan.load_columns,
-                            header=header_bytes,
-                            chunks=source.chunks(),
-                            on_chunk=show_progress,
-                        )
-                    else:
-                        entry.method = "copy-rows" if postgres else "insert"
-                        rows = _valid_rows(
-                            source=source,
-                            convert=make_converter(spec=spec, plan=plan),
-                            plan=plan,
-                            subjects=subjects,
-                            rejects=rejected,
-                            label=label,
-                            on_progress=show_progress,
-                        )
-                        load = loaders.copy_rows if postgres else loaders.insert_rows
-                        entry.rows_loaded = load(spec=spec, columns=plan.load_columns, rows=rows, label=label)
-                    bar.set_postfix_str("indexing" if postgres and whole_table else "committing")
+        except loaders.EndOfDataMarker:
+            kind = "a line is just '\\.' (COPY's end-of-data mark): using the validated path"
+            warnings.add(label=label, text=kind)
         except loaders.CopyRejected as exc:
-            # Rolled back by now; find the record outside the transaction (a re-read of the file).
-            raise TableImportError(_locate_copy_error(spec=spec, plan=plan, path=path, rejected=exc)) from None
-        except loaders.DuplicateKey as exc:
-            raise TableImportError(_locate_duplicate(plan=plan, path=path, duplicate=exc)) from None
-        # The tools keep a copy of the dictionaries (and omr result names); other processes see the
-        # new table within ehr.fhir.codes.CACHE_TTL_SECONDS.
-        fhir_codes.clear_cache()
-        show_progress()
-    entry.rebuild_seconds = rebuild.seconds
+            value = exc.value or ""
+            if exc.column not in integer_columns(spec) or not is_decimal_spelling(value):
+                raise _RawCopyRejected(path=path, plan=plan, rejected=exc) from None
+            kind = f"integer column {exc.column} written with a decimal point: using the validated path"
+            warnings.add(label=label, text=f"{kind} (e.g. '{shorten(value)}')", level="note", kind=kind)
+    return None
+
+
+def _load_validated(
+    *,
+    spec: MimicTableSpec,
+    source: SourceFile,
+    subjects: set[int] | None,
+    progress: _Progress,
+    warnings: _Warnings,
+    rejects: TableRejects | None,
+) -> int:
+    """Check and convert each record of one file, then COPY (PostgreSQL) or INSERT (SQLite) it."""
+    label = str(source.path)
+    with TableFile(source.path) as table_file:
+        _, header = table_file.read_header()
+        plan = plan_header(spec=spec, header=header, label=label)
+        for text in plan.warnings():
+            warnings.add(label=label, text=text)
+        rows = _valid_rows(
+            source=table_file,
+            convert=make_converter(spec=spec, plan=plan),
+            plan=plan,
+            subjects=subjects,
+            rejects=rejects.for_file(source=source, header=header) if rejects is not None else None,
+            label=label,
+            on_progress=lambda: progress.show(table_file),
+        )
+        load = loaders.copy_rows if loaders.is_postgresql() else loaders.insert_rows
+        count = load(spec=spec, columns=plan.load_columns, rows=rows, label=label)
+        progress.show(table_file)
+        return count
 
 
 def _valid_rows(
@@ -221,7 +333,7 @@ def _valid_rows(
     convert: RowConverter,
     plan: HeaderPlan,
     subjects: set[int] | None,
-    rejects: "_Rejects | None",
+    rejects: FileRejects | None,
     label: str,
     on_progress: Callable[[], None],
 ) -> Iterator[loaders.Row]:
@@ -233,7 +345,7 @@ def _valid_rows(
         if subjects is not None and subject_index is not None and len(fields) > subject_index:
             # Rows of other subjects are skipped unchecked; an unreadable subject_id is checked below.
             with contextlib.suppress(ValueError):
-                if int(fields[subject_index]) not in subjects:
+                if whole_number(fields[subject_index]) not in subjects:
                     continue
         try:
             values = convert(fields)
@@ -276,49 +388,38 @@ def _locate_copy_error(*, spec: MimicTableSpec, plan: HeaderPlan, path: Path, re
     return f"{label}:{start}: {db_message}"
 
 
-def _locate_duplicate(*, plan: HeaderPlan, path: Path, duplicate: loaders.DuplicateKey) -> str:
-    """``FILE:LINE`` of the second record with the duplicated key, by re-reading the file."""
-    label = str(path)
+def _locate_duplicate(*, spec: MimicTableSpec, files: list[SourceFile], duplicate: loaders.DuplicateKey) -> str:
+    """``FILE:LINE`` of the second record with the duplicated key, by re-reading the table's files."""
     columns = [c.strip() for c in duplicate.columns.split(",")]
-    if not set(columns) <= set(plan.header):
-        return f"{label}: {duplicate}"
-    positions = [plan.header.index(c) for c in columns]
-    first: int | None = None
-    with TableFile(path) as source:
-        source.read_header()
-        for start, fields in source.records():
-            # PostgreSQL prints the key as text joined by ", "; the raw fields compare the same way.
-            if len(fields) == len(plan.header) and ", ".join(fields[i] for i in positions) == duplicate.values:
-                if first is not None:
-                    key = f"({duplicate.columns})=({duplicate.values})"
-                    return f"{label}:{start}: duplicate key {key}, first on line {first}"
-                first = start
-    return f"{label}: {duplicate}"
+    integers = integer_columns(spec)
 
+    def key_text(raw: str, column: str) -> str:
+        # PostgreSQL prints the stored integer: "22444183.0" in the file was stored as 22444183.
+        if column in integers:
+            with contextlib.suppress(ValueError):
+                return str(whole_number(raw))
+        return raw
 
-class _Rejects:
-    """Rejected rows of one table as CSV: line, reason, then the record's raw fields. Opened on first use."""
-
-    def __init__(self, *, path: Path, header: list[str]) -> None:
-        self.path = path
-        self.header = header
-        self.count = 0
-        self._file: IO[str] | None = None
-        self._writer: Any = None  # csv writer objects have no public type
-        # A rejects file from an earlier run would otherwise look like this run's result.
-        path.unlink(missing_ok=True)
-
-    def add(self, *, line: int, reason: str, fields: list[str]) -> None:
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
-            self._writer = csv.writer(self._file)
-            self._writer.writerow(["line", "reason", *self.header])
-        self._writer.writerow([line, reason, *fields])
-        self.count += 1
-
-    def close(self) -> Path | None:
-        if self._file is None:
-            return None
-        self._file.close()
-        return self.path
+    first: tuple[Path, int] | None = None
+    for source in files:
+        label = str(source.path)
+        with TableFile(source.path) as table_file:
+            _, header = table_file.read_header()
+            if not set(columns) <= set(header):
+                continue
+            positions = [header.index(c) for c in columns]
+            for start, fields in table_file.records():
+                # PostgreSQL prints the key as text joined by ", "; the fields compare the same way.
+                if len(fields) != len(header):
+                    continue
+                if (
+                    ", ".join(key_text(fields[i], c) for i, c in zip(positions, columns, strict=True))
+                    != duplicate.values
+                ):
+                    continue
+                if first is None:
+                    first = (source.path, start)
+                    continue
+                where = f"line {first[1]}" if first[0] == source.path else f"{first[0]}:{first[1]}"
+                return f"{label}:{start}: duplicate key ({duplicate.columns})=({duplicate.values}), first on {where}"
+    return f"{files[0].path if len(files) == 1 else spec.name}: {duplicate}"

@@ -3,11 +3,14 @@
 Columns come from the TABLES registry, so the files follow the models. ``cohort`` writes a
 consistent mini extract with what real files contain (empty hadm_id, non-numeric lab values,
 empty reference ranges, ICD-9 and ICD-10 mixed, ``___``, empty dod, multi-line quoted notes).
+``per_patient_cohort`` writes the same rows the way the PhysAssistBench release has them: one
+folder per subject_id, ``<module>_<table>.csv.csv.gz`` files written by pandas (``pandas_text``).
 """
 
 import csv
 import gzip
 import io
+import re
 from pathlib import Path
 
 from ehr.mimic_tables import TABLES
@@ -40,6 +43,75 @@ def write_table(
     """Write rows (dicts by column; missing keys empty) of a registry table under its MIMIC path."""
     columns = header or TABLES[table].columns
     return write_text(root, TABLES[table].path, csv_text(columns, [[r.get(c) for c in columns] for r in rows]), gz=gz)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) or (
+        isinstance(value, str) and re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)", value) is not None
+    )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) or (isinstance(value, str) and value.isdigit())
+
+
+def pandas_text(header: list[str], rows: list[dict[str, object]], *, of: list[dict[str, object]] | None = None) -> str:
+    """``rows`` as ``pd.read_csv(...).to_csv(index=False)`` writes them, column types inferred over ``of``.
+
+    A column of numbers only is numeric: with an empty field it is float, so whole numbers are
+    written ``22444183.0``; digits-only text (NDC codes) loses its leading zeros. ``of`` is the whole
+    table the release split by patient (default: ``rows``).
+    """
+    whole = of if of is not None else rows
+    kinds: dict[str, str] = {}
+    for column in header:
+        present = [r[column] for r in whole if r.get(column) not in (None, "")]
+        if not present or not all(_number(v) for v in present):
+            kinds[column] = "text"
+        elif all(_whole(v) for v in present) and len(present) == len(whole):
+            kinds[column] = "int"
+        else:
+            kinds[column] = "float"
+
+    def cell(column: str, value: object) -> object:
+        if value in (None, ""):
+            return ""
+        if kinds[column] == "int":
+            return str(int(value))
+        if kinds[column] == "float":
+            return f"{int(value)}.0" if _whole(value) else repr(float(value))
+        return value
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([[cell(c, r.get(c)) for c in header] for r in rows])
+    return buffer.getvalue()
+
+
+def write_patient_text(root: Path, subject_id: int | str, stem: str, text: str, *, suffix: str = ".csv.csv.gz") -> Path:
+    """Write ``ROOT/SUBJECT/STEM+SUFFIX`` (``stem`` like ``hosp_labevents``); gzip if the suffix ends in ``.gz``."""
+    path = root / str(subject_id) / f"{stem}{suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    path.write_bytes(gzip.compress(data, mtime=0) if suffix.endswith(".gz") else data)
+    return path
+
+
+def per_patient_cohort(
+    root: Path, *, subjects: tuple[int, ...], tables: dict[str, list[dict[str, object]]], suffix: str = ".csv.csv.gz"
+) -> dict[str, int]:
+    """The rows of ``subjects`` split into per-patient pandas-written files; returns rows per table."""
+    counts: dict[str, int] = {}
+    for table, rows in tables.items():
+        spec = TABLES[table]
+        for subject_id in subjects:
+            mine = [r for r in rows if r["subject_id"] == subject_id]
+            if mine:
+                stem = spec.path.replace("/", "_")
+                write_patient_text(root, subject_id, stem, pandas_text(spec.columns, mine, of=rows), suffix=suffix)
+                counts[table] = counts.get(table, 0) + len(mine)
+    return counts
 
 
 def patients() -> list[dict[str, object]]:
@@ -230,6 +302,42 @@ def discharge() -> list[dict[str, object]]:
             "storetime": "2152-03-05 10:00:00",
             "text": "Single line, with a comma.",
         },
+    ]
+
+
+def prescriptions() -> list[dict[str, object]]:
+    """NDC codes as MIMIC writes them: 11 digits with leading zeros, ``0`` for none; empty poe_seq."""
+    base = {"starttime": "2180-05-06 23:00:00", "stoptime": "2180-05-08 10:00:00", "drug_type": "MAIN"}
+    return [
+        {
+            **base,
+            "subject_id": 10000032,
+            "hadm_id": 22595853,
+            "pharmacy_id": 100,
+            "poe_id": "10000032-1",
+            "poe_seq": 1,
+            "drug": "Furosemide",
+            "formulary_drug_cd": "FURO40I",
+            "ndc": "00409176230",
+            "dose_val_rx": "40",
+            "dose_unit_rx": "mg",
+            "doses_per_24_hrs": 1.0,
+            "route": "IV",
+        },
+        {**base, "subject_id": 10000032, "hadm_id": 22595853, "pharmacy_id": 101, "drug": "Bag", "ndc": "0"},
+        {
+            **base,
+            "subject_id": 10000033,
+            "hadm_id": 22841357,
+            "pharmacy_id": 102,
+            "poe_id": "10000033-7",
+            "poe_seq": 7,
+            "drug": "Metoprolol Tartrate",
+            "ndc": "51079025520",
+            "dose_val_rx": "12.5-25",
+            "doses_per_24_hrs": 2.0,
+        },
+        {**base, "subject_id": 10000033, "hadm_id": 22841357, "pharmacy_id": 103, "drug": "Heparin", "ndc": None},
     ]
 
 

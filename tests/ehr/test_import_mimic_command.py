@@ -1,5 +1,6 @@
 """``manage.py import_mimic``: argument handling, output and exit codes (the service is tested in test_importer)."""
 
+import gzip
 import os
 import subprocess
 import sys
@@ -114,4 +115,58 @@ def test_exit_code_and_no_traceback(args: list[str], message: str) -> None:
     )
     assert result.returncode == 1
     assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def release(tmp_path: Path) -> Path:
+    """Two patients in the release's per-patient layout, pandas-written (hadm_id ``22595853.0``)."""
+    root = tmp_path / "release"
+    labs = [r for r in mf.labevents() if r["subject_id"] in mf.SUBJECTS[:2]]
+    tables = {"patients": mf.patients()[:2], "labevents": labs}
+    mf.per_patient_cohort(root, subjects=mf.SUBJECTS[:2], tables=tables)
+    return root
+
+
+def test_per_patient_layout_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    call_command("import_mimic", str(release(tmp_path)))
+
+    out = capsys.readouterr().out
+    assert any(line.split()[:2] == ["labevents", "5"] and line.endswith("(2 files)") for line in out.splitlines())
+    assert "7 rows loaded, 0 rejected. committed: patients, labevents." in out
+
+
+def test_fractional_id_fails_with_file_line_and_column(tmp_path: Path) -> None:
+    root = release(tmp_path)
+    path = root / "10000033" / "hosp_labevents.csv.csv.gz"
+    text = gzip.decompress(path.read_bytes()).decode().replace("22841357.0", "22841357.5", 1)
+    path.write_bytes(gzip.compress(text.encode()))
+    before = LabEvent.objects.count()
+
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), "--quiet")
+
+    message = str(excinfo.value)
+    assert message.startswith(f"{path}:2: bad int (not a whole number) (column hadm_id, value '22841357.5')")
+    assert "labevents rolled back; committed: patients" in message
+    assert LabEvent.objects.count() == before
+
+
+def test_mixed_layouts_exit_non_zero_without_traceback(tmp_path: Path) -> None:
+    root = release(tmp_path)
+    mf.write_table(root, "patients", mf.patients())  # hosp/patients.csv.gz next to the patient folders
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_mimic", str(root)],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHYSREVIEW_VAR_DIR": str(settings.VAR_DIR)},
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert (
+        f"CommandError: {root}: mixes the standard layout (hosp/patients.csv.gz) and the per-patient" in result.stderr
+    )
     assert "Traceback" not in result.stderr

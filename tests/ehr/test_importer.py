@@ -279,6 +279,8 @@ BAD_LAB_ROWS = {
     "field count": (lab_row(3)[:-1], "wrong number of fields (expected 16, got 15)"),
     "bad int": (lab_row(3, subject_id="abc"), "bad int (column subject_id, value 'abc')"),
     "bad bigint": (lab_row("1e3"), "bad bigint (column labevent_id, value '1e3')"),
+    "fractional int": (lab_row(3, hadm_id="22595853.5"), "bad int (not a whole number) (column hadm_id, value"),
+    "fractional bigint": (lab_row("3.25"), "bad bigint (not a whole number) (column labevent_id, value '3.25')"),
     "int out of range": (lab_row(3, itemid="99999999999"), "int out of range (column itemid, value '99999999999')"),
     "bad float": (lab_row(3, valuenum="1.2.3"), "bad float (column valuenum, value '1.2.3')"),
     "bad datetime": (

@@ -26,14 +26,23 @@ def _subject_ids(values: list[str] | None) -> set[int] | None:
 
 class Command(BaseCommand):
     help = (
-        "Import MIMIC-IV CSV/CSV.GZ files (hosp/, icu/, note/ layout) into the EHR tables. Each table is "
-        "replaced in its own transaction; re-running gives the same contents."
+        "Import MIMIC-IV CSV/CSV.GZ files into the EHR tables. DIR is either the standard layout "
+        "(DIR/hosp/labevents.csv.gz, DIR/icu/..., DIR/note/...) or the release's per-patient layout "
+        "(DIR/<subject_id>/hosp_labevents.csv.csv.gz, also .csv.gz or .csv), whose files of one table are "
+        "loaded together as that table. A DIR mixing both layouts, or a per-patient DIR with a folder "
+        "not named by an integer subject_id, is refused before anything is loaded. Integer "
+        "columns accept pandas' decimal spelling (22444183.0, not 12.5); numeric NDC codes get their "
+        "leading zeros back (409176230.0 -> 00409176230). Each table is replaced in its own transaction; "
+        "re-running gives the same contents."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("dir", help="MIMIC-IV root folder (containing hosp/, icu/, note/)")
+        parser.add_argument("dir", help="MIMIC-IV root folder: hosp/, icu/, note/ inside, or one folder per subject_id")
         parser.add_argument(
-            "--subjects", nargs="+", metavar="ID", help="only these subject_ids (their rows are replaced)"
+            "--subjects",
+            nargs="+",
+            metavar="ID",
+            help="only these subject_ids (their rows are replaced; per-patient layout: only their folders are read)",
         )
         parser.add_argument("--tables", nargs="+", metavar="NAME", help=f"only these tables (of: {', '.join(TABLES)})")
         parser.add_argument(
@@ -59,7 +68,11 @@ class Command(BaseCommand):
         if not quiet:
             self.stdout.write(format_summary(report))
             for entry in report.tables:
-                if entry.rejects_file:
+                if len(entry.rejects_files) == 1:
                     self.stdout.write(f"{entry.name}: {entry.rows_rejected} rejected row(s) in {entry.rejects_file}")
+                elif entry.rejects_files:
+                    where = entry.rejects_files[0].parent / f"{entry.name}.*.rejects.csv"
+                    count = len(entry.rejects_files)
+                    self.stdout.write(f"{entry.name}: {entry.rows_rejected} rejected row(s) in {count} files ({where})")
         if failed := report.failed:
             raise CommandError(f"{failed.error}\n{failed.name} rolled back; {report.outcome_line()}")
