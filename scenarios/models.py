@@ -252,3 +252,42 @@ class RubricItem(models.Model):
             validate_rubric_check(self.machine_check)
         except ValueError as exc:
             raise ValidationError({"machine_check": str(exc)}) from None
+
+
+class AuditBounds(models.TextChoices):
+    # The tool layer's bounds modes (ehr.fhir.context.BOUNDS).
+    STRICT = "strict"
+    RELEASE = "release"
+
+
+class GoldAudit(models.Model):
+    """The latest gold audit of one turn (``manage.py audit_gold``, see :mod:`scenarios.audit`).
+
+    ``calls``: one entry per gold step (re-executed or not, and how it compared); ``findings``: only
+    what a reviewer must look at (a call that differs or leaks, an untraced number, a possible false
+    premise), each with its English ``message`` and the parts the review screen words in its language.
+    """
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="gold_audit")
+    bounds = models.CharField(max_length=8, choices=AuditBounds.choices, default=AuditBounds.STRICT)
+    ran_at = models.DateTimeField(default=timezone.now)
+    calls = models.JSONField(default=list, blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    n_calls = models.PositiveIntegerField(default=0, help_text="EHR calls re-executed")
+    n_reproduced = models.PositiveIntegerField(default=0)
+    n_differs = models.PositiveIntegerField(default=0)
+    n_leaks = models.PositiveIntegerField(default=0)
+    n_not_reexecuted = models.PositiveIntegerField(default=0, help_text="patient, write and control steps")
+    n_untraced = models.PositiveIntegerField(default=0, help_text="numbers traced to no observation or derivation")
+    n_premises = models.PositiveIntegerField(default=0, help_text="possible false premises of the request")
+
+    class Meta:
+        ordering = ["turn"]
+        constraints = [models.CheckConstraint(condition=_in("bounds", AuditBounds), name="goldaudit_bounds_valid")]
+
+    def __str__(self) -> str:
+        return f"audit of {self.turn_id} ({self.bounds}, {len(self.findings)} finding(s))"
+
+    @property
+    def has_findings(self) -> bool:
+        return bool(self.findings)

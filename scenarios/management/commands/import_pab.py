@@ -4,6 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from scenarios.audit import audit_sessions
+from scenarios.models import Session
 from scenarios.pab import FileImport, import_pab_file
 
 
@@ -36,9 +38,23 @@ class Command(BaseCommand):
         if not quiet:
             total = sum(r.loaded for r in results)
             self.stdout.write(f"{total} session(s) loaded from {len(results) - len(failed)} of {len(results)} file(s).")
+        self._audit(results, quiet=quiet)
         if failed:
             names = ", ".join(str(r.path) for r in failed)
             raise CommandError(f"{len(failed)} file(s) failed and were not loaded: {names}")
+
+    def _audit(self, results: list[FileImport], *, quiet: bool) -> None:
+        """Gold audit of what was loaded (stored for the review screen); its totals line unless quiet."""
+        runs = [r.run_id for r in results if r.ok and r.run_id is not None]
+        if not runs:
+            return
+        try:
+            report = audit_sessions(sessions=Session.objects.filter(run_id__in=runs), bounds="strict")
+        except Exception as exc:  # the sessions are loaded: a failing audit must not look like a failed import
+            self.stderr.write(f"gold audit could not run: {type(exc).__name__}: {exc} (run manage.py audit_gold)")
+            return
+        if not quiet:
+            self.stdout.write(report.totals_line())
 
     @staticmethod
     def _line(result: FileImport) -> str:
