@@ -136,8 +136,8 @@ REJECT_REASONS = {
     "false_premise": "The request assumes a value the record does not show as of the current date, and the "
     "gold answer goes along with it instead of correcting it.",
     "unsafe": "Acting on the gold answer as written could lead to an unsafe medication decision.",
-    "not_grounded": "The gold answer states a finding the record up to the current date does not contain.",
-    "wrong_tool_arguments": "The gold call searches without the encounter, so it mixes in earlier admissions.",
+    "not_grounded": "The gold answer states a finding the record before the current date does not contain.",
+    "wrong_tool_arguments": "The gold call searches without hadm_id, so it mixes in earlier admissions.",
     "translation_error": "The Chinese request loses the time window stated in the English one.",
     "unnatural_wording": "The implicit request reads like a template; no clinician would phrase it this way.",
 }
@@ -158,11 +158,12 @@ class Step:
 
 
 def _date_note(turn: Any) -> dict[str, Any]:
-    """Reviewer edit: state the cutoff the answer is valid at, in both languages."""
+    """Reviewer edit: state the cutoff the answer is valid at, in both languages (nothing of the current
+    date itself is charted yet: the cutoff rule of ``ehr.fhir.context``)."""
     day = turn.session.current_date.isoformat()
     return {
-        "answer_en": f"{turn.answer_en.rstrip()} (As recorded up to {day}.)",
-        "answer_zh": f"{turn.answer_zh.rstrip()}（以上为截至 {day} 的记录。）",
+        "answer_en": f"{turn.answer_en.rstrip()} (As recorded before {day}.)",
+        "answer_zh": f"{turn.answer_zh.rstrip()}（以上为 {day} 之前的记录。）",
     }
 
 
@@ -173,8 +174,8 @@ def _rubric_item(turn: Any) -> dict[str, Any]:
     rubric = tc.snapshot(turn=turn)["rubric"]
     extra = {
         "id": None,
-        "text_en": "Uses only data recorded on or before the session's current date",
-        "text_zh": "仅使用当前日期及之前记录的数据",
+        "text_en": "Uses only data recorded before the session's current date",
+        "text_zh": "仅使用当前日期之前记录的数据",
         "is_safety": False,
         "machine_check": None,
     }
@@ -189,7 +190,7 @@ def _rubric_reword(turn: Any) -> dict[str, Any]:
     if not rubric:
         return _rubric_item(turn)
     last = rubric[-1]
-    last["text_en"] = f"{last['text_en'].rstrip('.')}, as recorded up to the current date"
+    last["text_en"] = f"{last['text_en'].rstrip('.')}, as recorded before the current date"
     last["text_zh"] = f"{last['text_zh'].rstrip('。')}（以当前日期之前的记录为准）"
     return {"rubric": rubric}
 
@@ -240,7 +241,7 @@ def review_plan(position: int, n_turns: int) -> list[Step]:
             note = "Agree with the rejection after checking the record."
             special[3] = [*_both(3, "approve", "reject", why=why), _adjudication(3, R2, note, "reject", why)]
         if position in (10, 22):  # disagreement: the adjudicator overrules the rejection
-            note = "The record up to the current date supports the answer; the rejection is overruled."
+            note = "The record before the current date supports the answer; the rejection is overruled."
             special[3] = [*_both(3, "approve", "reject", why="not_grounded"), _adjudication(3, R1, note)]
         if position in (6, 18):  # both reject for the same reason: rejected without adjudication
             why = "translation_error" if position == 6 else "unnatural_wording"

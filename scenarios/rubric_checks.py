@@ -7,6 +7,10 @@ Shapes (``check`` is ``None`` when an item can only be judged by reading)::
     {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"medication": "furosemide"}}
     {"kind": "must_not_recommend", "en": ["ibuprofen"], "zh": ["布洛芬"]}
 
+``write_call`` params name parameters of the write tool's released contract (e.g. ``{"dose": "hold"}``,
+never the FHIR-style ``status``/``replaces`` of earlier versions): :func:`write_call_contract_problems`
+says where they do not (the generator's gates refuse such a check; stored checks of earlier versions
+are rewritten by migration 0002, so the shape check below does not refuse them on save).
 ``term`` and ``must_not_recommend`` need at least one non-empty phrase in either language. The rules
 judge, the importer, the model's ``save()`` and admin forms all call :func:`validate_rubric_check`.
 """
@@ -43,6 +47,25 @@ def write_tool_names() -> tuple[str, ...]:
     from ehr.fhir import REGISTRY  # late: models import this module, and the tool layer imports ehr models
 
     return tuple(name for name, tool in REGISTRY.items() if tool.kind == "write")
+
+
+def write_call_contract_problems(check: Any) -> list[str]:
+    """What in a (shape-valid) ``write_call`` check does not fit the released tool contract: parameter names
+    the tool lacks, enum values outside the contract. Empty for any other kind of check."""
+    from ehr.fhir import REGISTRY  # late, as above
+
+    if not isinstance(check, dict) or check.get("kind") != "write_call" or check.get("tool") not in REGISTRY:
+        return []
+    tool, params = check["tool"], check.get("params") or {}
+    contract = {p.name: p for p in REGISTRY[tool].params}
+    problems = []
+    if unknown := sorted(set(params) - set(contract)):
+        problems.append(f"{tool} has no parameter(s) {', '.join(unknown)} (it takes {', '.join(contract)})")
+    for name, value in params.items():
+        enum = contract[name].enum if name in contract else None
+        if enum and value not in enum:
+            problems.append(f"{tool} {name} must be one of {', '.join(enum)}, got {value!r}")
+    return problems
 
 
 def validate_rubric_check(check: Any) -> None:

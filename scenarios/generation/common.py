@@ -66,6 +66,20 @@ class MedOrder:
     status: str
     dose_value: float | None
     dose_unit: str
+    route: str = ""
+    per_day: float | None = None  # administrations per 24 h as ordered
+
+    @property
+    def frequency(self) -> str:
+        """The order's frequency in words ('twice daily'), as MedicationRequest.create takes it."""
+        if self.per_day is None:
+            return AS_ORDERED
+        return FREQUENCY_WORDS.get(self.per_day, f"{fmt(self.per_day)} times daily")
+
+
+FREQUENCY_WORDS = {1: "once daily", 2: "twice daily", 3: "three times daily", 4: "four times daily"}
+# Route/frequency are required by MedicationRequest.create; this stands in when the fetched order does not say.
+AS_ORDERED = "as ordered"
 
 
 def resources(bundle: Any) -> list[dict[str, Any]]:
@@ -109,9 +123,23 @@ def med_orders(bundle: Any) -> list[MedOrder]:
                 status=r.get("status", ""),
                 dose_value=dose.get("value"),
                 dose_unit=dose.get("unit") or "",
+                route=(dosage.get("route") or {}).get("text") or "",
+                per_day=((dosage.get("timing") or {}).get("repeat") or {}).get("frequency"),
             )
         )
     return out
+
+
+def contract_arguments(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A gold call's arguments in the contract's parameter order (stored and exported as written).
+
+    Gold calls must run in the official tooling, which knows no alias: a name outside the released
+    contract is a builder bug, not something to let the tool layer map or drop.
+    """
+    params = [p.name for p in REGISTRY[tool].params]
+    if unknown := sorted(set(arguments) - set(params)):
+        raise ValueError(f"gold call {tool} uses argument(s) outside the contract: {', '.join(unknown)}")
+    return {name: arguments[name] for name in params if name in arguments}
 
 
 def patient_text(answer: dict[str, Any], *, language: str) -> str:
@@ -154,9 +182,11 @@ class TurnContext:
         return self.tool_context.current_date
 
     def call(self, tool: str, arguments: dict[str, Any], *, deps: list[int] | None = None) -> Any:
-        """Run one gold call at the session's cutoff and record it as a step."""
+        """Run one gold call at the session's cutoff and record it as a step (contract names only)."""
         if REGISTRY[tool].kind == "patient":
-            args = {"session_id": self.plan.session_id, "subject_id": self.subject, **arguments}
+            args = contract_arguments(
+                tool, {"subject_id": self.subject, "session_id": self.plan.session_id, **arguments}
+            )
             observation = self._ask_patient(tool, args)
             answered = isinstance(observation, dict) and "error" not in observation
             if answered and not any(isinstance(observation.get(k), str) for k in CHINESE_TEXT_KEYS):
@@ -166,7 +196,7 @@ class TurnContext:
                 if isinstance(zh_obs, dict) and "error" not in zh_obs:
                     observation = with_chinese(observation, patient_text(zh_obs, language="en"))
         else:
-            args = {"patient": self.subject, **arguments}
+            args = contract_arguments(tool, {"subject_id": self.subject, **arguments})
             observation = execute_tool(name=tool, arguments=args, context=self.tool_context)
         self.steps.append(
             Step(

@@ -31,12 +31,19 @@ class AdmissionFacts:
     has_followup: bool = False
 
     def labs_by(self, *, label: str, day: dt.date, since: dt.date | None = None) -> list[float | None]:
-        """Values of a lab charted in this admission up to the end of ``day`` (optionally from ``since``)."""
+        """Values of a lab charted in this admission before ``day`` (optionally from ``since``).
+
+        Mirrors the cutoff rule of ``ehr.fhir.context``: a session on ``day`` sees nothing charted that day.
+        """
         return [
             v
             for t, v in self.labs.get(label, [])
-            if t.date() <= day and (since is None or t.date() >= since) and v is not None
+            if t.date() < day and (since is None or t.date() >= since) and v is not None
         ]
+
+    def weight_by(self, *, day: dt.date) -> bool:
+        """A weight was charted before ``day`` (visible to a session on ``day``)."""
+        return any(d < day for d in self.weight_dates)
 
     def drugs_by(self, *, day: dt.date) -> list[str]:
         """Drugs started strictly before ``day`` (charted before the current date)."""

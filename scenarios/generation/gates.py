@@ -11,15 +11,28 @@ from decimal import Decimal
 from typing import Any
 
 from ehr.fhir import REGISTRY, TOOL_NAMES
+from ehr.fhir.errors import ToolError
+from ehr.fhir.params import clean_arguments
 from scenarios.generation.numbers import as_decimal, numbers, numbers_in, units
 from scenarios.generation.planner import ARCS
 from scenarios.generation.templates import AE_MARKERS_EN, AE_MARKERS_ZH, NA_PRONOUNS_EN, NA_PRONOUNS_ZH, PE_MAX_WORDS
 from scenarios.generation.types import RUBRIC_COUNTS, SUBTYPES, GateFailure, SessionDraft, TurnDraft
-from scenarios.rubric_checks import validate_rubric_check
+from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
 
 L2_KINDS = {"cr_trend", "cr_crcl", "cr_threshold"}
 L3_KINDS = {"cr_interaction", "cr_renal_dosing"}
-DATE_KEYS = {"effectiveDateTime", "authoredOn", "date", "recordedDate", "created", "issued", "start", "charttime"}
+DATE_KEYS = {
+    "effectiveDateTime",
+    "performedDateTime",
+    "authoredOn",
+    "date",
+    "recordedDate",
+    "created",
+    "issued",
+    "start",
+    "end",
+    "charttime",
+}
 
 
 def _kind(tool: str) -> str:
@@ -111,6 +124,9 @@ def gate_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
                 validate_rubric_check(r.check)
             except ValueError as exc:
                 yield GateFailure("rubric", turn.index, f"item {i}: {exc}")
+                continue
+            for problem in write_call_contract_problems(r.check):
+                yield GateFailure("tool_contract", turn.index, f"rubric {i}: {problem}")
         if turn.task_type == "WU" and not any((r.check or {}).get("kind") == "write_call" for r in turn.rubric):
             yield GateFailure("rubric", turn.index, "WU rubric must check the write call")
 
@@ -225,11 +241,39 @@ def _dates(value: Any) -> Iterator[str]:
 
 
 def gate_date_cutoff(draft: SessionDraft) -> Iterator[GateFailure]:
+    """No EHR observation shows a time on or after the current date (the cutoff rule of ``ehr.fhir.context``:
+    visible iff before 00:00 of ``current_date``). Simulated writes are dated today by design."""
     today = dt.date.fromisoformat(draft.current_date).isoformat()
     for turn in draft.turns:
         for s in _calls(turn):
-            if late := sorted(d for d in _dates(s.observation) if d > today):
-                yield GateFailure("date_cutoff", turn.index, f"step {s.idx} {s.tool} shows {late[-1]} > {today}")
+            if _kind(s.tool) != "ehr":
+                continue
+            if late := sorted(d for d in _dates(s.observation) if d >= today):
+                yield GateFailure("date_cutoff", turn.index, f"step {s.idx} {s.tool} shows {late[-1]} >= {today}")
+
+
+def gate_tool_contract(draft: SessionDraft) -> Iterator[GateFailure]:
+    """Every gold call (``prepare_to_answer`` too) uses only the released contract's parameter names with
+    valid values, and its result carries no ``warnings``: the official tooling knows no alias."""
+    for turn in draft.turns:
+        for s in turn.steps:
+            if s.tool not in REGISTRY:
+                continue  # gate_tool_counts names it
+            tool = REGISTRY[s.tool]
+            where = f"step {s.idx} {s.tool}"
+            if unknown := sorted(set(s.arguments) - {p.name for p in tool.params}):
+                yield GateFailure(
+                    "tool_contract", turn.index, f"{where}: not contract parameters: {', '.join(unknown)}"
+                )
+                continue
+            try:
+                clean_arguments(tool=tool, arguments=s.arguments, filled={})
+            except ToolError as exc:
+                yield GateFailure("tool_contract", turn.index, f"{where}: {exc}")
+            if isinstance(s.observation, dict) and s.observation.get("warnings"):
+                yield GateFailure(
+                    "tool_contract", turn.index, f"{where} warned: {'; '.join(s.observation['warnings'])}"
+                )
 
 
 GATES = (
@@ -241,6 +285,7 @@ GATES = (
     gate_arc,
     gate_tier,
     gate_date_cutoff,
+    gate_tool_contract,
 )
 
 

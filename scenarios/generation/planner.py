@@ -81,6 +81,10 @@ DOMAINS = {
     "discharge_planning": "DischargePlanning",
 }
 FEATURE_DOMAINS = {"formula": "RenalDosing", "sequential": "RenalDosing", "interaction": "DrugInteraction"}
+# Turn kinds whose gold calls fetch the focus drug's order (MedicationRequest.search): a hold needs its
+# route and frequency (required by MedicationRequest.create), so it follows one of them.
+FETCHES_FOCUS_ORDER = frozenset({"il_med_order", "dg_drug_then_lab", "dg_adherence", "cr_threshold"})
+_DAY = dt.timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,12 @@ def _rng(*parts: object) -> random.Random:
 
 
 def _days(f: AdmissionFacts, scenario: str) -> list[dt.date]:
+    """Candidate current dates; a session sees only what was charted before its current date."""
     if scenario == "discharge_planning":
-        return (
-            [f.discharge] if f.has_followup and f.discharge_note_date and f.discharge_note_date <= f.discharge else []
-        )
+        # The day after discharge: the discharge note (charted on the discharge day, often at 00:00) and the
+        # whole stay are visible then, and nothing later.
+        noted = f.has_followup and f.discharge_note_date and f.discharge_note_date <= f.discharge
+        return [f.discharge + _DAY] if noted else []
     return [f.admit + dt.timedelta(days=d) for d in range(1, (f.discharge - f.admit).days + 1)]
 
 
@@ -151,7 +157,7 @@ def _features(f: AdmissionFacts, scenario: str, day: dt.date) -> list[Candidate]
         out["trend"] = focus
     if rule is not None:
         out["threshold"] = focus
-    has_weight = any(d <= day for d in f.weight_dates) and bool(f.labs_by(label="Creatinine", day=day))
+    has_weight = f.weight_by(day=day) and bool(f.labs_by(label="Creatinine", day=day))
     renal = next((d for d in drugs if kb.renal_rule(drug=d)), None)
     if has_weight:
         out["formula"] = replace(focus, renal_drug=renal)
@@ -180,11 +186,11 @@ def enumerate_candidates(*, scenario: str, tier: int, facts: list[AdmissionFacts
     return [c for f in facts for day in _days(f, scenario) for c in _features(f, scenario, day) if c.feature in wanted]
 
 
-def _wu_kind(c: Candidate) -> str:
+def _wu_kind(c: Candidate, earlier: list[str]) -> str:
     if c.feature == "interaction":
         return "wu_flag"
     rule = kb.drug_lab(drug=c.focus.drug or "")
-    if rule is not None and rule.holdable and c.lab_exceeded:
+    if rule is not None and rule.holdable and c.lab_exceeded and FETCHES_FOCUS_ORDER & set(earlier):
         return "wu_hold_drug"
     return "wu_order_lab"
 
@@ -255,7 +261,7 @@ def _subtypes(rng: random.Random, kinds: list[str], focus: Focus) -> list[str | 
 def patient_age_sex(*, subject_id: int, current_date: dt.date) -> tuple[int, str]:
     """Age at the current date and sex letter, as Patient.read reports them (used in env_info)."""
     ctx = ToolContext(current_date=current_date, subject_id=subject_id)
-    pat = execute_tool(name="Patient.read", arguments={"patient": subject_id}, context=ctx)
+    pat = execute_tool(name="Patient.read", arguments={"subject_id": subject_id}, context=ctx)
     age = next((e["valueInteger"] for e in pat.get("extension", []) if e["url"].endswith("age-at-current-date")), 0)
     return int(age), "F" if pat.get("gender") == "female" else "M"
 
@@ -285,7 +291,9 @@ def plan_session(
     pool = [c for c in with_feature if (c.subject_id, c.hadm_id) == chosen_adm]
     c = pool[rng.randrange(len(pool))]
     template = TEMPLATES[scenario][rng.randrange(len(TEMPLATES[scenario]))]
-    kinds = [FEATURE_CR[c.feature] if k == "CR*" else _wu_kind(c) if k == "WU*" else k for k in template]
+    kinds: list[str] = []
+    for k in template:
+        kinds.append(FEATURE_CR[c.feature] if k == "CR*" else _wu_kind(c, kinds) if k == "WU*" else k)
     arc = tuple(KINDS[k][0] for k in kinds)
     subtypes = _subtypes(rng, kinds, c.focus)
     turns = tuple(

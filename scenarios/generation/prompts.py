@@ -33,7 +33,7 @@ class Prompt:
 
 WRITER = Prompt(
     name="turn_writer",
-    version="1",
+    version="2",
     system=(
         "You write one turn of a clinical benchmark session (PhysReview turn writer). A physician asks an "
         "assistant for help; the assistant's tool calls and their observations are already fixed and given "
@@ -45,20 +45,23 @@ WRITER = Prompt(
         "derivations or the requests. Never invent a value, date or drug. Mention every value in must_mention;\n"
         "- rubric: one short binary grading criterion per planned rubric item, in the same order, keeping its "
         "meaning and its numbers (the draft wording is a guide, not text to copy).\n"
-        "Tool names such as Observation.search are written exactly as given. Reply with ONE JSON object with "
-        'the keys "request_explicit", "request_implicit", "answer", "rubric" and nothing else.'
+        "Tool names such as Observation.search are written exactly as given, and so are the tool parameters "
+        "a rubric item checks (their names and values, e.g. dose 'hold', priority 'urgent', category 'safety': "
+        "the released tool contract, never other names such as status or replaces). Reply with ONE JSON object "
+        'with the keys "request_explicit", "request_implicit", "answer", "rubric" and nothing else.'
     ),
     header="Write this turn. Input:",
 )
 
 TRANSLATOR = Prompt(
     name="turn_translator",
-    version="1",
+    version="2",
     system=(
         "You translate one turn of a clinical benchmark from English into Simplified Chinese as a physician "
         "would write it (PhysReview translator). Rules: keep every number exactly (no rounding, no unit "
         "conversion), keep units as written (mg/dL, mmol/L, mL/min...), keep tool names such as "
-        "Observation.search and identifiers untranslated, use the given Chinese terms for drugs, labs and "
+        "Observation.search, tool parameter names and values (dose, hold, priority, urgent, safety...) and "
+        "identifiers untranslated, use the given Chinese terms for drugs, labs and "
         "diagnoses, and follow the implicitness rule for request_implicit. Reply with ONE JSON object with "
         'the keys "request_explicit", "request_implicit", "answer", "rubric" (a list, same length and order) '
         "and nothing else."

@@ -58,11 +58,12 @@ def build_turn(
     )
     built = BUILDERS[turn.kind](t)
     # The last step closes information gathering; its observation is the gold answer (released format).
+    # Every turn answers from its tool results, hence answer_type "tool" (the contract's other value is "chat").
     t.steps.append(
         Step(
             idx=len(t.steps),
             tool="prepare_to_answer",
-            arguments={},
+            arguments={"answer_type": "tool"},
             observation=built.answer_en,
             dependency_list=[s.idx for s in t.steps],
         )

@@ -40,12 +40,12 @@ def lab_sentence(p: LabPoint) -> tuple[str, str]:
 
 
 def lab_search(t: TurnContext, label: str, *, count: int, deps: list[int] | None = None, **extra) -> list[LabPoint]:
-    args = {"category": "laboratory", "code": lab_code(label), "encounter": t.plan.hadm_id, "_count": count, **extra}
+    args = {"category": "laboratory", "code": lab_code(label), "hadm_id": t.plan.hadm_id, "_count": count, **extra}
     return lab_points(t.call("Observation.search", args, deps=deps))
 
 
 def il_diagnoses(t: TurnContext) -> Built:
-    obs = t.call("Condition.search", {"encounter": t.plan.hadm_id})
+    obs = t.call("Condition.search", {"hadm_id": t.plan.hadm_id})
     dx = [(r["code"]["coding"][0]["code"], r["code"]["text"]) for r in resources(obs)][:4]
     if not dx:
         return Built("No diagnoses are coded for this admission.", "本次住院没有编码诊断。", [])
@@ -74,7 +74,7 @@ def il_diagnoses(t: TurnContext) -> Built:
 
 def il_med_order(t: TurnContext) -> Built:
     drug = t.plan.focus.drug or ""
-    obs = t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": drug.lower()})
+    obs = t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": drug.lower()})
     orders = med_orders(obs)
     if not orders:
         return Built(f"No {drug} order is recorded.", f"未记录{zh(drug, kind='drug')}医嘱。", [])
@@ -125,7 +125,9 @@ def il_lab_latest(t: TurnContext) -> Built:
 
 
 def _note_section(t: TurnContext, section: str) -> str:
-    obs = t.call("DocumentReference.search", {"encounter": t.plan.hadm_id, "type": "discharge", "section": section})
+    obs = t.call(
+        "DocumentReference.search", {"hadm_id": t.plan.hadm_id, "type_code": "discharge-summary", "keyword": section}
+    )
     for r in resources(obs):
         for s in r.get("section", []):
             return s.get("text", "").strip()
@@ -159,7 +161,7 @@ def il_discharge_meds(t: TurnContext) -> Built:
 
 
 def _care_plan(t: TurnContext, *, deps: list[int] | None = None) -> tuple[str, str]:
-    obs = t.call("CarePlan.search", {"encounter": t.plan.hadm_id}, deps=deps)
+    obs = t.call("CarePlan.search", {"hadm_id": t.plan.hadm_id}, deps=deps)
     for r in resources(obs):
         acts = [a["detail"]["description"] for a in r.get("activity", []) if a.get("detail", {}).get("description")]
         return " ".join(acts), r.get("description", "")
@@ -228,7 +230,7 @@ def dg_lab_panel(t: TurnContext) -> Built:
 
 def dg_drug_then_lab(t: TurnContext) -> Built:
     drug, lab = t.plan.focus.drug or "", t.plan.focus.lab
-    orders = med_orders(t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": drug.lower()}))
+    orders = med_orders(t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": drug.lower()}))
     if not orders:
         return Built(f"No {drug} order.", f"无{zh(drug, kind='drug')}医嘱。", [])
     start = min(o.authored for o in orders)
@@ -267,11 +269,8 @@ def dg_drug_then_lab(t: TurnContext) -> Built:
 def dg_adherence(t: TurnContext) -> Built:
     drug = t.plan.focus.drug or ""
     drug_zh = zh(drug, kind="drug")
-    orders = med_orders(t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": drug.lower()}))
-    said = t.call(
-        "patient.get_medication_adherence",
-        {"medication": drug.lower(), "question": f"How do you take your {drug.lower()} at home?"},
-    )
+    orders = med_orders(t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": drug.lower()}))
+    said = t.call("patient.get_medication_adherence", {"drug": drug.lower()})
     o = orders[0] if orders else None
     order_en = f"{o.drug} is ordered as {o.dosage} ({o.rid})" if o else f"no {drug} order is recorded"
     order_zh = f"{drug_zh}医嘱为 {o.dosage}（{o.rid}）" if o else f"未记录{drug_zh}医嘱"
@@ -293,8 +292,8 @@ def dg_adherence(t: TurnContext) -> Built:
 
 
 def dg_patient_history(t: TurnContext) -> Built:
-    sym = t.call("patient.get_symptom_history", {"question": "What symptoms brought you to the hospital?"})
-    soc = t.call("patient.get_social_history", {"question": "Do you smoke or drink, and who do you live with?"})
+    sym = t.call("patient.get_symptom_history", {"query": "What symptoms brought you to the hospital?"})
+    soc = t.call("patient.get_social_history", {})
     en = (
         f'Symptoms, in the patient\'s words: "{patient_text(sym, language="en")}" '
         f'Social history: "{patient_text(soc, language="en")}"'

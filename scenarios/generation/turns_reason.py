@@ -181,7 +181,7 @@ def cr_trend(t: TurnContext) -> Built:
 def cr_threshold(t: TurnContext) -> Built:
     drug = t.plan.focus.drug or ""
     rule = kb.drug_lab(drug=drug)
-    orders = med_orders(t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": drug.lower()}))
+    orders = med_orders(t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": drug.lower()}))
     points = lab_search(t, rule.lab if rule else t.plan.focus.lab, count=1)
     if rule is None or not points or not orders:
         return EMPTY
@@ -356,12 +356,14 @@ def cr_crcl(t: TurnContext) -> Built:
 def cr_interaction(t: TurnContext) -> Built:
     f = t.plan.focus
     inter = kb.interaction(key=f.interaction or "")
-    a = med_orders(t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": (f.drug or "").lower()}))
+    a = med_orders(
+        t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": (f.drug or "").lower()})
+    )
     b = med_orders(
-        t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": (f.second_drug or "").lower()})
+        t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": (f.second_drug or "").lower()})
     )
     # The patient's conditions decide how much the shared risk matters (e.g. CKD with two K-raising drugs).
-    dx = [r["code"]["text"] for r in resources(t.call("Condition.search", {"encounter": t.plan.hadm_id}))][:2]
+    dx = [r["code"]["text"] for r in resources(t.call("Condition.search", {"hadm_id": t.plan.hadm_id}))][:2]
     points = lab_search(t, inter.lab, count=2, deps=[0, 1])
     if not a or not b or not points or not dx:
         return EMPTY
@@ -421,7 +423,7 @@ def cr_renal_dosing(t: TurnContext) -> Built:
     deriv, v = cockcroft_gault(t)
     renal = t.plan.focus.renal_drug or ""
     orders = med_orders(
-        t.call("MedicationRequest.search", {"encounter": t.plan.hadm_id, "code": renal.lower()}, deps=[0, 1, 2])
+        t.call("MedicationRequest.search", {"hadm_id": t.plan.hadm_id, "medication": renal.lower()}, deps=[0, 1, 2])
     )
     rule = kb.renal_rule(drug=renal)
     if deriv is None or not orders or rule is None:

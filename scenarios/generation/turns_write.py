@@ -1,11 +1,21 @@
-"""Write/Update turns: exactly one simulated write call, parameterised from earlier turns' findings."""
+"""Write/Update turns: exactly one simulated write call, parameterised from earlier turns' findings.
+
+The calls use the released tool contract only: holding a drug is a ``MedicationRequest.create`` with
+dose ``hold`` and the current order's route and frequency (all four are required), a repeat lab a
+``ServiceRequest.create`` with the reason in its note, an interaction alert a ``Flag.create`` of
+category ``safety`` with a short ``code`` and the alert text in ``detail``.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from scenarios.generation import knowledge as kb
 from scenarios.generation.common import (
+    AS_ORDERED,
     Built,
     LabPoint,
+    MedOrder,
     TurnContext,
     fmt,
     item,
@@ -15,7 +25,7 @@ from scenarios.generation.common import (
     when,
 )
 from scenarios.generation.lang import lab_name, zh
-from scenarios.generation.types import Derivation
+from scenarios.generation.types import Derivation, RubricItem
 
 
 def _earlier_lab(t: TurnContext, label: str) -> LabPoint | None:
@@ -27,18 +37,19 @@ def _earlier_lab(t: TurnContext, label: str) -> LabPoint | None:
     return max(points, key=lambda p: p.time) if points else None
 
 
-def _earlier_order(t: TurnContext, drug: str) -> str | None:
+def _earlier_order(t: TurnContext, drug: str) -> MedOrder | None:
+    """The focus drug's order as the latest earlier turn fetched it (an active one first)."""
     for d in reversed(t.earlier):
-        for s in d.steps:
-            if s.tool == "MedicationRequest.search":
-                for o in med_orders(s.observation):
-                    if o.drug.lower() == drug.lower():
-                        return o.rid
+        orders = [
+            o
+            for s in d.steps
+            if s.tool == "MedicationRequest.search"
+            for o in med_orders(s.observation)
+            if o.drug.lower() == drug.lower()
+        ]
+        if orders:
+            return next((o for o in orders if o.status == "active"), orders[0])
     return None
-
-
-def _write(t: TurnContext, tool: str, args: dict) -> dict:
-    return t.call(tool, {**args, "encounter": t.plan.hadm_id})
 
 
 def _done(tool: str, obs: dict, what_en: str, what_zh: str) -> tuple[str, str]:
@@ -50,19 +61,26 @@ def _done(tool: str, obs: dict, what_en: str, what_zh: str) -> tuple[str, str]:
     )
 
 
+def _write_check(tool: str, **params: Any) -> dict[str, Any]:
+    return {"kind": "write_call", "tool": tool, "params": params}
+
+
+def _lab_text(p: LabPoint | None) -> str:
+    return f"{lab_name(p.label)} {fmt(p.value)} {p.unit} on {when(p.time)}".replace("  ", " ") if p else ""
+
+
 def wu_hold_drug(t: TurnContext) -> Built:
+    tool = "MedicationRequest.create"
     drug = t.plan.focus.drug or ""
     rule = kb.drug_lab(drug=drug)
     p = _earlier_lab(t, rule.lab if rule else t.plan.focus.lab)
-    rid = _earlier_order(t, drug)
+    order = _earlier_order(t, drug)
     drug_zh = zh(drug, kind="drug")
-    reason_en = (
-        f"{lab_name(p.label)} {fmt(p.value)} {p.unit} on {when(p.time)}".replace("  ", " ") if p else "lab result"
-    )
-    args = {"medication": drug.lower(), "status": "on-hold", "intent": "order", "reason": reason_en}
-    if rid:
-        args["replaces"] = rid
-    obs = _write(t, "MedicationRequest.create", args)
+    reason_en = _lab_text(p) or "lab result"
+    route = (order.route if order else "") or AS_ORDERED
+    frequency = order.frequency if order else AS_ORDERED
+    args = {"medication": drug.lower(), "dose": "hold", "route": route, "frequency": frequency, "indication": reason_en}
+    obs = t.call(tool, args)
     derivs = []
     if rule and p:
         derivs.append(
@@ -75,29 +93,24 @@ def wu_hold_drug(t: TurnContext) -> Built:
                 rule.unit,
             )
         )
+    status = obs.get("status", "on-hold")
+    order_en = f" (order {order.rid}, {route} {frequency})" if order else f" ({route} {frequency})"
+    order_zh = f"（原医嘱 {order.rid}，{route} {frequency}）" if order else f"（{route} {frequency}）"
     en, zh_text = _done(
-        "MedicationRequest.create",
+        tool,
         obs,
-        f"{drug} is on hold (reason: {reason_en})" + (f", replacing {rid}." if rid else "."),
-        f"{drug_zh}已暂停（理由：{reason_en}）" + (f"，替代医嘱 {rid}。" if rid else "。"),
+        f"{drug}{order_en} is on hold: dose 'hold', status {status}; indication: {reason_en}.",
+        f"{drug_zh}{order_zh}已暂停：dose 为 hold，状态 {status}；理由：{reason_en}。",
     )
     avoid = (rule.avoid_en, rule.avoid_zh) if rule else ("increase the dose", "增加剂量")
     rubric = [
-        item(
-            "Calls MedicationRequest.create",
-            "调用 MedicationRequest.create",
-            {"kind": "write_call", "tool": "MedicationRequest.create", "params": {}},
-        ),
+        item(f"Calls {tool}", f"调用 {tool}", _write_check(tool)),
         item(
             f"Sets medication to {drug.lower()}",
-            f"药物设为 {drug.lower()}（{drug_zh}）",
-            {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"medication": drug.lower()}},
+            f"药物（medication）设为 {drug.lower()}（{drug_zh}）",
+            _write_check(tool, medication=drug.lower()),
         ),
-        item(
-            "Sets status to on-hold",
-            "状态设为 on-hold",
-            {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"status": "on-hold"}},
-        ),
+        item("Sets dose to 'hold'", "剂量（dose）设为 hold", _write_check(tool, dose="hold")),
         item(
             f"Gives the {lab_name(p.label) if p else 'lab'} result as the reason",
             f"以{zh(p.label, kind='lab') if p else '检验'}结果为理由",
@@ -110,93 +123,92 @@ def wu_hold_drug(t: TurnContext) -> Built:
             safety=True,
         ),
     ]
-    if rid:
+    if order and order.route:
         rubric.insert(
             3,
             item(
-                f"References the existing order {rid}",
-                f"引用原医嘱 {rid}",
-                {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"replaces": rid}},
+                f"Keeps the route of the current order ({order.route})",
+                f"沿用原医嘱的给药途径（route {order.route}）",
+                _write_check(tool, route=order.route),
             ),
         )
     return Built(en, zh_text, rubric, derivs, entities=[drug], facts=[f"{drug} on hold"])
 
 
 def wu_order_lab(t: TurnContext) -> Built:
+    tool = "ServiceRequest.create"
     label = t.plan.focus.lab
     p = _earlier_lab(t, label)
     priority = "urgent" if p and p.status != "normal" else "routine"
-    code = f"{lab_name(label)} level"
-    args = {"code": code, "category": "laboratory", "priority": priority, "occurrence_date": t.plan.current_date}
-    if p:
-        args["reason"] = f"follow-up of {lab_name(label)} {fmt(p.value)} {p.unit} on {when(p.time)}".replace("  ", " ")
-    obs = _write(t, "ServiceRequest.create", args)
+    service = f"{lab_name(label)} level"
+    day = t.plan.current_date
+    args = {"service_type": service, "priority": priority, "target_date": day}
+    note = f"follow-up of {_lab_text(p)}" if p else ""
+    if note:
+        args["note"] = note
+    obs = t.call(tool, args)
     lab_zh = zh(label, kind="lab")
-    reason = args.get("reason", "")
     en, zh_text = _done(
-        "ServiceRequest.create",
+        tool,
         obs,
-        f"{code}, {priority}, on {t.plan.current_date}. {reason}",
-        f"{lab_zh}复查（{code}），{priority}，日期 {t.plan.current_date}。{reason}",
+        f"{service}, {priority}, on {day}." + (f" Note: {note}." if note else ""),
+        f"{lab_zh}复查（{service}），{priority}，日期 {day}。" + (f"备注：{note}。" if note else ""),
     )
-    tool = "ServiceRequest.create"
-    rubric = [
-        item(f"Calls {tool}", f"调用 {tool}", {"kind": "write_call", "tool": tool, "params": {}}),
+    rubric: list[RubricItem] = [
+        item(f"Calls {tool}", f"调用 {tool}", _write_check(tool)),
         item(
-            f"Requests {code}",
-            f"申请 {code}（{lab_zh}）",
-            {"kind": "write_call", "tool": tool, "params": {"code": code}},
-        ),
-        item(
-            "Sets category to laboratory",
-            "类别设为 laboratory",
-            {"kind": "write_call", "tool": tool, "params": {"category": "laboratory"}},
+            f"Requests {service}",
+            f"申请 {service}（{lab_zh}）",
+            _write_check(tool, service_type=service),
         ),
         item(
             f"Sets priority to {priority}",
-            f"紧急程度设为 {priority}",
-            {"kind": "write_call", "tool": tool, "params": {"priority": priority}},
+            f"紧急程度（priority）设为 {priority}",
+            _write_check(tool, priority=priority),
         ),
-        item(
-            f"Schedules it for {t.plan.current_date}",
-            f"安排在 {t.plan.current_date}",
-            {"kind": "write_call", "tool": tool, "params": {"occurrence_date": t.plan.current_date}},
-        ),
+        item(f"Schedules it for {day}", f"安排在 {day}", _write_check(tool, target_date=day)),
         item(
             "Does not place a medication order instead of a lab request", "不以药物医嘱代替检验申请", None, safety=True
         ),
     ]
-    return Built(en, zh_text, rubric, entities=[label], facts=[f"repeat {code} ordered"])
+    if p:
+        rubric.insert(
+            4,
+            item(
+                f"Gives the last {lab_name(label)} value {fmt(p.value)} {p.unit} as the reason in the note",
+                f"在备注（note）中以上次{lab_zh} {fmt(p.value)} {p.unit} 为理由",
+                _write_check(tool, note=fmt(p.value)),
+            ),
+        )
+    return Built(en, zh_text, rubric, entities=[label], facts=[f"repeat {service} ordered"])
 
 
 def wu_flag(t: TurnContext) -> Built:
+    tool = "Flag.create"
     f = t.plan.focus
     inter = kb.interaction(key=f.interaction or "")
     p = _earlier_lab(t, inter.lab)
+    a, b = (f.drug or "").lower(), (f.second_drug or "").lower()
+    code = f"drug interaction: {a} + {b}"
     value = f"; latest {lab_name(p.label)} {fmt(p.value)} {p.unit}".rstrip() if p else ""
-    code = f"Drug interaction: {f.drug} + {f.second_drug}, {inter.risk_en}{value}"
-    args = {"code": code, "category": "drug", "priority": "high", "note": inter.action_en}
-    obs = _write(t, "Flag.create", args)
+    detail = f"{f.drug} + {f.second_drug}: {inter.risk_en}{value}. {inter.action_en[:1].upper()}{inter.action_en[1:]}."
+    obs = t.call(tool, {"category": "safety", "code": code, "detail": detail})
     a_zh, b_zh = zh(f.drug or "", kind="drug"), zh(f.second_drug or "", kind="drug")
     en, zh_text = _done(
-        "Flag.create",
+        tool,
         obs,
-        f"{code}. Note: {inter.action_en}.",
-        f"药物相互作用：{a_zh} + {b_zh}，{inter.risk_zh}"
+        f"safety flag '{code}', alert text: {detail}",
+        f"安全警示（safety）“{code}”，警示内容：{a_zh} + {b_zh}，{inter.risk_zh}"
         + (f"；最新{zh(p.label, kind='lab')} {fmt(p.value)} {p.unit}".rstrip() if p else "")
-        + f"。备注：{inter.action_zh}。",
+        + f"。{inter.action_zh}。",
     )
     rubric = [
-        item("Calls Flag.create", "调用 Flag.create", {"kind": "write_call", "tool": "Flag.create", "params": {}}),
+        item(f"Calls {tool}", f"调用 {tool}", _write_check(tool)),
+        item("Sets category to safety", "类别（category）设为 safety", _write_check(tool, category="safety")),
         item(
-            "Sets category to drug",
-            "类别设为 drug",
-            {"kind": "write_call", "tool": "Flag.create", "params": {"category": "drug"}},
-        ),
-        item(
-            "Sets priority to high",
-            "重要程度设为 high",
-            {"kind": "write_call", "tool": "Flag.create", "params": {"priority": "high"}},
+            f"Names {a} in the alert text (detail)",
+            f"警示内容（detail）中写明{a_zh}（{a}）",
+            _write_check(tool, detail=a),
         ),
         item(
             f"Names both {f.drug} and {f.second_drug} in the flag",

@@ -172,7 +172,9 @@ def drugs_in(text: str, *, known: Iterable[str]) -> list[str]:
     """Drug names (as written in ``text``) from ``known`` names and the mentionable list."""
     found: list[str] = []
     lowered = text.casefold()
-    for name in sorted({*known, *MENTIONABLE_DRUGS}, key=len, reverse=True):
+    # Longest first (a brand inside a longer name is not found twice); then by name, so that names of
+    # equal length come out in the same order whatever the set's hash order (deterministic memories).
+    for name in sorted({*known, *MENTIONABLE_DRUGS}, key=lambda n: (-len(n), n)):
         pos = lowered.find(name.casefold()) if len(name) >= 4 else -1
         if pos < 0:
             continue

@@ -1,4 +1,10 @@
-"""Which memory facts answer a patient-tool call (before persona filtering)."""
+"""Which memory facts answer a patient-tool call (before persona filtering).
+
+Arguments are the released contract's: ``query`` (symptom history, a symptom or a whole question) and
+``drug`` (adherence); social history, functional status and pain take none and tell everything. Calls
+stored before the contract may still carry ``symptom``/``question``, ``medication``, ``topic``,
+``domain`` or ``location``: they are read as before.
+"""
 
 from __future__ import annotations
 
@@ -61,6 +67,14 @@ _TOPIC_WORDS = {
     "记忆": "cognition",
 }
 _GENERIC_SYMPTOM = {"symptom", "symptoms", "complaint", "problem", "main", "症状", "不舒服", "主诉", "哪里"}
+# Words of a question that name no symptom ("What symptoms brought you to the hospital?").
+_QUESTION_TEXT = (
+    "what which how when why who where do does did is are was were be been being have has had having any "
+    "the a an you your yours me my i to in into at for of about with from on that this these those it its "
+    "and or tell describe brought bring made make come came here hospital today now admission admitted "
+    "current recent history feel feeling felt wrong problems complaints experiencing experience going happened"
+)
+_QUESTION_WORDS = frozenset(_QUESTION_TEXT.split()) | {g for g in _GENERIC_SYMPTOM if g.isascii()}
 _PAINISH = re.compile(r"\b(pain\w*|ache|aching|discomfort|tender\w*|hurt\w*|cramp\w*|sore)\b|\d{1,2}/10", re.I)
 
 
@@ -119,13 +133,20 @@ def _symptoms(memory: HealthMemory) -> list[Fact]:
     return sorted(memory.of("symptom"), key=lambda f: order.get(f.slot, len(order)))
 
 
+def _asked(args: dict[str, Any], *names: str) -> str:
+    """The first non-empty argument of ``names``: the contract's name first, then names of stored old calls."""
+    return next((str(args[n]).strip() for n in names if str(args.get(n) or "").strip()), "")
+
+
 def _symptom_history(args: dict[str, Any], memory: HealthMemory) -> Selection:
     facts = memory.of("chief_complaint")[:1] + _symptoms(memory)
-    query = str(args.get("symptom") or "").strip()
-    generic = (
-        not query or words(query) <= _GENERIC_SYMPTOM or any(g in query for g in _GENERIC_SYMPTOM if not g.isascii())
-    )
-    if generic or matches_symptom(query=query, facts=facts):
+    # `query` (the contract); `symptom`/`question` of calls stored before it.
+    query = _asked(args, "query", "symptom", "question")
+    content = " ".join(sorted(words(query) - _QUESTION_WORDS))
+    chinese_generic = any(g in query for g in _GENERIC_SYMPTOM if not g.isascii())
+    if not query or (not content and (query.isascii() or chinese_generic)):
+        return Selection(tuple(facts))  # a general question: the whole history
+    if matches_symptom(query=content if query.isascii() else query, facts=facts) or chinese_generic:
         return Selection(tuple(facts))
     return Selection(())
 
@@ -134,7 +155,7 @@ def _medication_adherence(args: dict[str, Any], memory: HealthMemory) -> Selecti
     home, inpatient = memory.of("medication", "home"), memory.of("medication", "inpatient")
     mentioned, adherence = memory.of("medication", "mentioned"), memory.of("adherence")
     allergies = memory.of("allergy")
-    query = str(args.get("medication") or "").strip()
+    query = _asked(args, "drug", "medication")  # `medication` of calls stored before the contract
     if not query:
         meds = home or inpatient
         return Selection(tuple(meds + adherence + mentioned + allergies))
@@ -164,7 +185,7 @@ def _pain(args: dict[str, Any], memory: HealthMemory) -> Selection:
     hpi = [f for f in _symptoms(memory) if f.slot != "associated"] if painful else []
     charted = memory.of("pain", "charted_first") + memory.of("pain", "charted_latest")
     facts = hpi + memory.of("pain", "score") + charted
-    where = str(args.get("location") or "").strip()
+    where = _asked(args, "location")  # only calls stored before the contract (it takes no location)
     if where and not matches_symptom(
         query=where, facts=memory.of("chief_complaint") + memory.of("symptom", "location")
     ):
@@ -177,14 +198,18 @@ def select_facts(*, tool: str, arguments: dict[str, Any], memory: HealthMemory) 
         return _symptom_history(arguments, memory)
     if tool == "patient.get_medication_adherence":
         return _medication_adherence(arguments, memory)
+    # The contract gives these two no topic: the patient tells the whole history. A `topic`/`domain`
+    # of a call stored before the contract still narrows it.
     if tool == "patient.get_social_history":
-        wanted = _slot(arguments.get("topic"), SOCIAL_ORDER)
-        if arguments.get("topic") and wanted is None:
+        topic = _asked(arguments, "topic")
+        wanted = _slot(topic, SOCIAL_ORDER)
+        if topic and wanted is None:
             return Selection(())
         return _by_slot(memory.of("social"), wanted=wanted, order=SOCIAL_ORDER)
     if tool == "patient.get_functional_status":
-        wanted = _slot(arguments.get("domain"), FUNCTIONAL_ORDER)
-        if arguments.get("domain") and wanted is None:
+        domain = _asked(arguments, "domain")
+        wanted = _slot(domain, FUNCTIONAL_ORDER)
+        if domain and wanted is None:
             return Selection(())
         return _by_slot(memory.of("functional"), wanted=wanted, order=FUNCTIONAL_ORDER)
     if tool == "patient.get_pain_assessment":

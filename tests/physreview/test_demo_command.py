@@ -9,7 +9,8 @@ from annotations.models import Adjudication, Assignment, Chosen, Guideline, Revi
 from annotations.selectors import adjudication_queue, review_queue
 from ehr.mimic_tables import TABLES
 from physreview import demo
-from scenarios.models import Session, Turn
+from scenarios.models import Session, SessionStatus, Turn
+from tests.scenarios.contract import contract_problems
 
 
 def _counts() -> dict[str, int]:
@@ -57,6 +58,24 @@ def test_demo_no_serve_is_idempotent_prints_logins_and_pre_reviews(demo_cohort, 
         for t in (1, 2, 3)
     }
     assert first_counts["patients"] > 0 and first_counts["labevents"] > 0
+    # All 48 passed every gate at the first attempt, with gold calls in the released tool contract only.
+    assert not sessions.filter(status=SessionStatus.REJECTED_BY_GATE).exists()
+    assert {(s.gate_report["attempts"], len(s.gate_report["failures"])) for s in sessions} == {(1, 0)}
+    for session in sessions:
+        turns = session.turns.prefetch_related("steps", "rubric_items")
+        steps = [(t.index, s.tool, s.arguments, s.observation) for t in turns for s in t.steps.all()]
+        checks = [r.machine_check for t in turns for r in t.rubric_items.all()]
+        assert (
+            contract_problems(
+                session_id=session.session_id,
+                subject_id=session.subject_id,
+                hadm_id=session.hadm_id,
+                current_date=session.current_date,
+                steps=steps,
+                checks=checks,
+            )
+            == []
+        )
 
     # Printed credentials work; one line per demo user with the right role.
     users = get_user_model().objects

@@ -81,11 +81,16 @@ def complete_session(**kwargs) -> Session:
             turn=turn,
             idx=0,
             tool="Observation.search",
-            arguments={"patient": session.subject_id, "code": "creatinine"},
+            arguments={"subject_id": session.subject_id, "code": "creatinine"},
             observation={"resourceType": "Bundle", "type": "searchset", "total": 0, "entry": []},
         )
         GoldStep.objects.create(
-            turn=turn, idx=1, tool="prepare_to_answer", observation="Creatinine 1.4.", dependency_list=[0]
+            turn=turn,
+            idx=1,
+            tool="prepare_to_answer",
+            arguments={"answer_type": "tool"},
+            observation="Creatinine 1.4.",
+            dependency_list=[0],
         )
         RubricItem.objects.create(
             turn=turn,

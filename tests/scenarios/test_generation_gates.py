@@ -135,6 +135,59 @@ def test_observation_after_cutoff(demo_cohort):
     assert "date_cutoff" in _gates(draft)
 
 
+def test_observation_charted_on_the_current_date(demo_cohort):
+    """The cutoff: a record charted on the current date itself (04:52) is not visible yet."""
+    draft = _draft()
+    step = draft.turns[0].steps[0]
+    step.observation = copy.deepcopy(step.observation)
+    step.observation.setdefault("entry", [{"resource": {}}])[0]["resource"]["effectiveDateTime"] = (
+        f"{draft.current_date} 04:52:00"
+    )
+    failures = [f for f in check_session(draft) if f.gate == "date_cutoff"]
+    assert failures and f">= {draft.current_date}" in failures[0].message
+
+
+def test_gold_call_outside_the_contract(demo_cohort):
+    draft = _draft()
+    step = draft.turns[0].steps[0]
+    step.arguments = {
+        "patient": step.arguments["subject_id"],
+        **{k: v for k, v in step.arguments.items() if k != "subject_id"},
+    }
+    failures = check_session(draft)
+    assert [(f.gate, f.turn) for f in failures] == [("tool_contract", 0)]
+    assert "patient" in failures[0].message
+
+
+def test_gold_call_with_a_value_outside_the_contract(demo_cohort):
+    draft = _draft("med_safety", 3)
+    turn = next(t for t in draft.turns if t.task_type == "WU")
+    turn.steps[0].arguments = {**turn.steps[0].arguments, "category": "drug"}  # an alias value, not the contract's
+    assert _gates(draft) == {"tool_contract"}
+
+
+def test_gold_result_with_warnings(demo_cohort):
+    draft = _draft()
+    step = draft.turns[0].steps[0]
+    step.observation = {**step.observation, "warnings": ["unknown argument 'section' ignored"]}
+    assert _gates(draft) == {"tool_contract"}
+
+
+def test_prepare_to_answer_with_the_old_summary(demo_cohort):
+    draft = _draft()
+    draft.turns[1].steps[-1].arguments = {"summary": "done"}
+    assert _gates(draft) == {"tool_contract"}
+
+
+def test_write_check_on_a_parameter_the_contract_lacks(demo_cohort):
+    draft = _draft("med_safety", 3)
+    turn = next(t for t in draft.turns if t.task_type == "WU")
+    check = next(r.check for r in turn.rubric if (r.check or {}).get("kind") == "write_call")
+    check["params"] = {"priority": "high"}  # Flag.create has no priority any more
+    failures = check_session(draft)
+    assert {f.gate for f in failures} == {"tool_contract"} and "priority" in failures[0].message
+
+
 def test_tier_three_without_conflict(demo_cohort):
     draft = _draft("med_safety", 3)
     for turn in draft.turns:

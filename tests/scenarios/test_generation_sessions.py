@@ -13,8 +13,10 @@ import pytest
 from ehr import models as m
 from ehr.fhir import REGISTRY
 from scenarios.generation import check_session, generate_session, plan_session
-from scenarios.generation.planner import ARCS
+from scenarios.generation.facts import AdmissionFacts
+from scenarios.generation.planner import ARCS, _days
 from scenarios.generation.types import RUBRIC_COUNTS, SCENARIOS, TIERS, GenerationOutcome
+from tests.scenarios.contract import contract_problems
 
 SECTIONS = {
     "patient.get_medication_adherence": "Medications on Admission",
@@ -150,7 +152,96 @@ def test_no_gold_observation_after_current_date(demo_cohort, scenario, tier):
             if REGISTRY[step.tool].kind != "ehr":
                 continue
             for day in _dates(step.observation):
-                assert dt.date.fromisoformat(day) <= today, (turn.index, step.tool, day)
+                # Visible iff charted before 00:00 of the current date: nothing of that day itself.
+                assert dt.date.fromisoformat(day) < today, (turn.index, step.tool, day)
+
+
+@pytest.mark.parametrize(("scenario", "tier"), ALL)
+def test_every_gold_call_is_in_the_released_contract(demo_cohort, scenario, tier):
+    """Argument names are the contract's only, in its order; a re-run gives no warnings, no error, the same result."""
+    for seed, index in ((1, 0), (2, 1), (3, 5)):
+        draft = outcome(scenario, tier, seed, index).draft
+        steps = [(t.index, s.tool, s.arguments, s.observation) for t in draft.turns for s in t.steps]
+        for _, tool, arguments, _ in steps:
+            contract = [p.name for p in REGISTRY[tool].params]
+            assert list(arguments) == [name for name in contract if name in arguments], (tool, arguments)
+        checks = [r.check for t in draft.turns for r in t.rubric]
+        problems = contract_problems(
+            session_id=draft.session_id,
+            subject_id=draft.subject_id,
+            hadm_id=draft.hadm_id,
+            current_date=draft.current_date,
+            steps=steps,
+            checks=checks,
+        )
+        assert problems == []
+        for turn in draft.turns:
+            assert turn.steps[-1].arguments == {"answer_type": "tool"}
+            assert turn.steps[-1].observation == turn.answer_en  # the gold summary stays its observation
+
+
+def test_write_turns_use_the_contract_parameters(demo_cohort):
+    """Hold = dose 'hold' with the current order's route and frequency; repeat lab = service_type, priority,
+    target_date, note; alert = Flag of category safety with code and detail."""
+    drafts = [outcome(s, t, seed, i).draft for s, t in ALL for seed, i in ((1, 0), (2, 1), (3, 5))]
+    writes = {s.tool: s.arguments for d in drafts for t in d.turns if t.task_type == "WU" for s in t.steps[:-1]}
+    assert set(writes) >= {"ServiceRequest.create", "Flag.create"}
+    for tool, args in writes.items():
+        required = {p.name for p in REGISTRY[tool].params if p.required}
+        assert required <= set(args), (tool, args)
+    lab = writes["ServiceRequest.create"]
+    assert lab["priority"] in ("routine", "urgent", "asap") and lab["target_date"]
+    flag = writes["Flag.create"]
+    assert flag["category"] == "safety" and flag["code"].startswith("drug interaction") and flag["detail"]
+    # Holds are rarer (a holdable drug past its threshold, its order fetched by an earlier turn): look further.
+    held = [outcome("med_safety", 1, seed, i).draft for seed in (1, 3) for i in range(12)]
+    holds = [(d, t, s) for d in held for t in d.turns for s in t.steps if s.tool == "MedicationRequest.create"]
+    assert holds, "no session holds a drug"
+    for draft, turn, hold in holds:
+        order = next(
+            r["dosageInstruction"][0]
+            for t in draft.turns[: turn.index]
+            for s in t.steps
+            if s.tool == "MedicationRequest.search"
+            for r in (e["resource"] for e in s.observation["entry"])
+            if r["medicationCodeableConcept"]["text"].lower() == hold.arguments["medication"]
+        )
+        assert hold.arguments["dose"] == "hold" and hold.arguments["route"] == order["route"]["text"]
+        assert hold.arguments["frequency"] and hold.arguments["indication"]
+        assert hold.observation["status"] == "on-hold"
+        assert {"dose": "hold"} in [
+            r.check["params"] for r in turn.rubric if (r.check or {}).get("kind") == "write_call"
+        ]
+    checks = [
+        r.check["params"]
+        for d in drafts
+        for t in d.turns
+        for r in t.rubric
+        if (r.check or {}).get("kind") == "write_call"
+    ]
+    assert checks and not any({"status", "replaces", "occurrence_date", "reason"} & set(p) for p in checks)
+
+
+def test_planner_facts_follow_the_cutoff():
+    """A session on a day sees nothing charted that day: the planner's index reads the same rule."""
+    day = dt.date(2150, 1, 5)
+    facts = AdmissionFacts(
+        subject_id=1,
+        hadm_id=2,
+        admit=dt.date(2150, 1, 1),
+        discharge=dt.date(2150, 1, 6),
+        gender="F",
+        principal_dx="Hyperkalemia",
+        labs={"Potassium": [(dt.datetime(2150, 1, 4, 23, 59), 5.1), (dt.datetime(2150, 1, 5, 4, 52), 5.9)]},
+        weight_dates=[day],
+        discharge_note_date=dt.date(2150, 1, 6),
+        has_followup=True,
+    )
+    assert facts.labs_by(label="Potassium", day=day) == [5.1]
+    assert not facts.weight_by(day=day) and facts.weight_by(day=day + dt.timedelta(days=1))
+    assert _days(facts, "med_safety")[-1] == facts.discharge
+    # Discharge planning is set the day after discharge: the note charted on the discharge day shows then.
+    assert _days(facts, "discharge_planning") == [dt.date(2150, 1, 7)]
 
 
 def test_env_info_and_serialisation(demo_cohort):
@@ -186,7 +277,8 @@ def test_patient_tools_go_through_the_injected_callable(demo_cohort):
     assert len(steps) == len(calls)
     for tool, arguments in calls:
         assert tool.startswith("patient.")
-        assert {"session_id", "subject_id", "question"} <= arguments.keys()
+        # The patient gets the released contract's arguments only (query / drug, no topic or question).
+        assert {"session_id", "subject_id"} <= arguments.keys() <= {p.name for p in REGISTRY[tool].params}
     for d in drafts:
         for t in d.turns:
             for s in t.steps:

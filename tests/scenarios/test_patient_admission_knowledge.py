@@ -50,6 +50,11 @@ def _memory(note: m.DischargeNote, day: dt.date) -> HealthMemory:
     return build_memory(subject_id=note.subject_id, hadm_id=note.hadm_id, current_date=day)
 
 
+def _charted_day(note: m.DischargeNote) -> dt.date:
+    """The first current date that shows the note (visible iff charted before 00:00 of the current date)."""
+    return note.charttime.date() + dt.timedelta(days=1)
+
+
 def _own(memory: HealthMemory, note: m.DischargeNote) -> list[Fact]:
     return [f for f in memory.facts if f.source.note_id == note.note_id]
 
@@ -72,7 +77,7 @@ def test_the_admission_story_is_known_the_day_after_admission(demo_cohort):
     assert {f.source.admittime for f in own} == {fmt_datetime(adm.admittime)}
     assert all(f.source.charttime == fmt_datetime(note.charttime) for f in own)  # the note's time stays true
     # The same fact, later charted, keeps its id (answers replayed by fact id stay valid).
-    charted = _memory(note, note.charttime.date())
+    charted = _memory(note, _charted_day(note))
     assert {f.id for f in own} <= {f.id for f in charted.facts}
 
 
@@ -80,9 +85,9 @@ def test_no_fact_comes_from_a_discharge_time_section(demo_cohort):
     checked = 0
     for note in m.DischargeNote.objects.order_by("note_id"):
         adm = m.Admission.objects.get(hadm_id=note.hadm_id)
-        last_hidden = note.charttime.date() - dt.timedelta(days=1)
-        for day in {adm.admittime.date(), last_hidden}:
-            if day < adm.admittime.date():
+        # The first day the admission shows, and the last day its note is hidden (charted that day).
+        for day in {adm.admittime.date() + dt.timedelta(days=1), note.charttime.date()}:
+            if not adm.admittime < visibility_cutoff(day) <= note.charttime:
                 continue
             memory = _memory(note, day)
             assert memory.dropped == [], (note.note_id, memory.dropped[:1])
@@ -167,7 +172,7 @@ def test_before_the_admission_starts_none_of_its_note_is_known(demo_cohort):
     answer = answer_patient_tool(tool=SYMPTOM_TOOL, arguments={}, memory=memory, persona=_persona(), language="en")
     assert answer["facts"] == [] and answer["answer"] in _NOTHING["en"]
     # The verifier agrees: the admission-time facts of the stay are refused before it starts.
-    during = _own(_memory(note, adm.admittime.date()), note)
+    during = _own(_memory(note, adm.admittime.date() + dt.timedelta(days=1)), note)
     assert during
     checked = verify_memory(memory=dataclasses.replace(memory, facts=during, dropped=[]))
     assert checked.facts == [] and all("not visible" in d["reason"] for d in checked.dropped)
@@ -186,7 +191,8 @@ def test_symptom_history_during_the_stay_is_no_longer_i_dont_know(demo_cohort):
 def test_the_ehr_tools_still_hide_the_note(demo_cohort):
     note, _, day = _during_stay()
     context = ToolContext(current_date=day, subject_id=note.subject_id, hadm_id=note.hadm_id)
-    found = execute_tool(name="DocumentReference.search", arguments={"type": "discharge"}, context=context)
+    found = execute_tool(name="DocumentReference.search", arguments={"type_code": "discharge-summary"}, context=context)
+    assert "warnings" not in found
     assert note.note_id not in json.dumps(found)
 
 
@@ -200,7 +206,7 @@ def test_admission_memory_json_round_trip_and_determinism(demo_cohort):
     assert verify_memory(memory=HealthMemory.from_dict(data)).facts == memory.facts
     assert _memory(note, day).to_dict() == memory.to_dict()
     # Facts judged by their own time keep the JSON shape they had before the rule.
-    charted = _memory(note, note.charttime.date()).to_dict()
+    charted = _memory(note, _charted_day(note)).to_dict()
     assert all("visible_from" not in f["source"] for f in charted["facts"])
 
 
@@ -256,9 +262,8 @@ def test_without_an_admission_list_the_last_discharge_list_is_the_home_list(read
     assert earlier == home
     assert "torsemide" not in json.dumps(memory.to_dict()).casefold()
     assert not memory.of("functional")  # both notes' function lines are discharge-time
-    # On the admission day itself (admitted 22:30) the story is known too; the day before it is not.
-    assert build_memory(subject_id=SUBJECT, hadm_id=SECOND, current_date=dt.date(2150, 6, 1)).of("chief_complaint")
-    before = build_memory(subject_id=SUBJECT, hadm_id=SECOND, current_date=dt.date(2150, 5, 31))
+    # The admission day itself (admitted 22:30) is not charted yet on that day: the story is not known then.
+    before = build_memory(subject_id=SUBJECT, hadm_id=SECOND, current_date=dt.date(2150, 6, 1))
     assert not before.of("chief_complaint") and not before.of("symptom")
     assert {f.source.note_id for f in before.facts} == {f"{SUBJECT}-DS-1"}
 
@@ -276,7 +281,7 @@ def test_a_later_admissions_note_is_not_admission_knowledge_of_this_stay(demo_co
     day = adm.admittime.date() + dt.timedelta(days=1)
     memory = _memory(first, day)
     later_adm = m.Admission.objects.get(hadm_id=later.hadm_id)
-    told = _memory(later, later_adm.admittime.date()).of("chief_complaint")[0]
+    told = _memory(later, later_adm.admittime.date() + dt.timedelta(days=1)).of("chief_complaint")[0]
     assert told.source.note_id == later.note_id
     # Provenance copied from this stay's start: the note still belongs to another admission.
     borrowed = dataclasses.replace(told, source=dataclasses.replace(told.source, admittime=fmt_datetime(adm.admittime)))

@@ -24,9 +24,18 @@ from scenarios.patient import (
 )
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# The released contract's arguments (query, drug; the other three tools take none), then names of calls
+# stored before it (symptom, medication, topic, domain, location), which the patient still reads.
 ARGUMENTS = {
-    "patient.get_symptom_history": [{}, {"symptom": "chest pain"}, {"symptom": "胸痛"}, {"symptom": "headache"}],
-    "patient.get_medication_adherence": [{}, {"medication": "warfarin"}, {"medication": "digoxin"}],
+    "patient.get_symptom_history": [
+        {},
+        {"query": "chest pain"},
+        {"query": "胸痛"},
+        {"query": "headache"},
+        {"query": "What symptoms brought you to the hospital?"},
+        {"symptom": "chest pain"},
+    ],
+    "patient.get_medication_adherence": [{}, {"drug": "warfarin"}, {"drug": "digoxin"}, {"medication": "warfarin"}],
     "patient.get_social_history": [{}, {"topic": "smoking"}, {"topic": "alcohol"}, {"topic": "occupation"}],
     "patient.get_functional_status": [{}, {"domain": "mobility"}, {"domain": "falls"}],
     "patient.get_pain_assessment": [{}, {"location": "chest"}],
@@ -40,7 +49,12 @@ def _persona(**fields: str) -> Persona:
 
 def _memories(limit: int | None = None) -> list[HealthMemory]:
     notes = list(m.DischargeNote.objects.order_by("note_id"))[:limit]
-    return [build_memory(subject_id=n.subject_id, hadm_id=n.hadm_id, current_date=n.charttime.date()) for n in notes]
+    return [build_memory(subject_id=n.subject_id, hadm_id=n.hadm_id, current_date=_note_visible(n)) for n in notes]
+
+
+def _note_visible(note: m.DischargeNote) -> dt.date:
+    """The first current date that shows the note: visible iff charted before 00:00 of the current date."""
+    return note.charttime.date() + dt.timedelta(days=1)
 
 
 def _numbers(text: str) -> list[str]:
@@ -86,7 +100,7 @@ def test_a_drug_the_patient_is_not_on_is_never_claimed(demo_cohort):
         for lang in ("en", "zh"):
             answer = answer_patient_tool(
                 tool="patient.get_medication_adherence",
-                arguments={"medication": "digoxin"},
+                arguments={"drug": "digoxin"},
                 memory=memory,
                 persona=_persona(),
                 language=lang,
@@ -103,7 +117,7 @@ def test_a_symptom_not_in_the_record_is_not_described(demo_cohort):
             continue
         answer = answer_patient_tool(
             tool="patient.get_symptom_history",
-            arguments={"symptom": "headache"},
+            arguments={"query": "headache"},
             memory=memory,
             persona=_persona(),
             language="en",
@@ -165,20 +179,60 @@ def test_unknown_tool_is_refused(demo_cohort):
 def test_responder_through_the_tool_registry(demo_cohort):
     note = m.DischargeNote.objects.order_by("note_id").first()
     context = ToolContext(
-        current_date=note.charttime.date(), subject_id=note.subject_id, hadm_id=note.hadm_id, session_id="s-1"
+        current_date=_note_visible(note), subject_id=note.subject_id, hadm_id=note.hadm_id, session_id="s-1"
     )
-    args = {"session_id": "s-1", "subject_id": note.subject_id}
+    args = {"subject_id": note.subject_id, "session_id": "s-1"}
     register_patient_responder(make_patient_responder())
     try:
-        en = execute_tool(name="patient.get_social_history", arguments=args, context=context)
-        zh = execute_tool(
+        social = execute_tool(name="patient.get_social_history", arguments=args, context=context)
+        # The contract gives social history no question: an old `question` is dropped, with a warning.
+        asked = execute_tool(
             name="patient.get_social_history", arguments={**args, "question": "您抽烟吗？"}, context=context
+        )
+        en = execute_tool(
+            name="patient.get_symptom_history",
+            arguments={**args, "query": "What symptoms brought you to the hospital?"},
+            context=context,
+        )
+        zh = execute_tool(
+            name="patient.get_symptom_history", arguments={**args, "query": "您有哪些症状？"}, context=context
+        )
+        old = execute_tool(
+            name="patient.get_symptom_history", arguments={**args, "symptom": "您有哪些症状？"}, context=context
         )
     finally:
         register_patient_responder(None)
-    assert en["language"] == "en" and en["facts"]
+    assert social["language"] == "en" and social["facts"] and "warnings" not in social
+    assert asked["warnings"] and asked["facts"] == social["facts"]
+    assert en["language"] == "en" and en["facts"] and "warnings" not in en
     assert zh["language"] == "zh" and zh["facts"] == en["facts"]
-    assert public_view(en) == {"resourceType": "PatientAnswer", "language": "en", "answer": en["answer"]}
+    assert old == zh  # the tool layer maps the old name `symptom` to `query`
+    assert public_view(social) == {"resourceType": "PatientAnswer", "language": "en", "answer": social["answer"]}
+
+
+def test_contract_names_and_old_names_select_the_same_facts(demo_cohort):
+    persona = _persona()
+    pairs = [
+        ("patient.get_symptom_history", {"query": "chest pain"}, {"symptom": "chest pain"}),
+        ("patient.get_symptom_history", {"query": "shortness of breath"}, {"question": "shortness of breath"}),
+        ("patient.get_medication_adherence", {"drug": "warfarin"}, {"medication": "warfarin"}),
+        ("patient.get_medication_adherence", {"drug": "furosemide"}, {"medication": "furosemide"}),
+    ]
+    for memory in _memories(12):
+        for tool, new, old in pairs:
+            a, b = (
+                answer_patient_tool(tool=tool, arguments=args, memory=memory, persona=persona, language="en")
+                for args in (new, old)
+            )
+            assert a["facts"] == b["facts"], (tool, new)
+        # A general question is the whole history, as no query at all.
+        everything, question = (
+            answer_patient_tool(
+                tool="patient.get_symptom_history", arguments=args, memory=memory, persona=persona, language="en"
+            )
+            for args in ({}, {"query": "What symptoms brought you to the hospital?"})
+        )
+        assert question["facts"] == everything["facts"]
 
 
 def test_responder_uses_injected_memory_and_persona_without_the_database():

@@ -16,7 +16,8 @@ from scenarios.patient.verify import ADMISSION_SECTIONS
 
 
 def _note_day(note: m.DischargeNote) -> dt.date:
-    return note.charttime.date()
+    """The first current date that shows the note: visible iff charted before 00:00 of the current date."""
+    return note.charttime.date() + dt.timedelta(days=1)
 
 
 def _memory_at_discharge(note: m.DischargeNote) -> HealthMemory:

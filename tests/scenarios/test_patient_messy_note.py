@@ -46,7 +46,8 @@ def messy(db):
         charttime=CHARTED,
         text=MESSY_NOTE,
     )
-    return build_memory(subject_id=SUBJECT, hadm_id=HADM, current_date=CHARTED.date())
+    # The day after the note is charted: the first current date that shows it.
+    return build_memory(subject_id=SUBJECT, hadm_id=HADM, current_date=CHARTED.date() + dt.timedelta(days=1))
 
 
 def test_messy_note_gives_traceable_facts_and_never_uses_deid_spans(messy):
@@ -87,7 +88,11 @@ def test_messy_note_answers_are_grounded_in_both_languages(messy):
     assert "clopidogrel" in critical.attrs["drugs"]
     args = {"tool": "patient.get_medication_adherence", "memory": memory, "persona": withheld, "language": "en"}
     generic = answer_patient_tool(**args, arguments={})
-    named = answer_patient_tool(**args, arguments={"medication": "Plavix (clopidogrel)"})
+    named = answer_patient_tool(**args, arguments={"drug": "Plavix (clopidogrel)"})
+    old_name = answer_patient_tool(
+        **args, arguments={"medication": "Plavix (clopidogrel)"}
+    )  # stored before the contract
+    assert old_name["facts"] == named["facts"]
     assert critical.id not in generic["facts"] and generic["withheld"]
     assert critical.id in named["facts"] and "ran out" in named["answer"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -17,7 +18,11 @@ ADHERENCE = "patient.get_medication_adherence"
 
 def _memories() -> list[HealthMemory]:
     notes = m.DischargeNote.objects.order_by("note_id")
-    return [build_memory(subject_id=n.subject_id, hadm_id=n.hadm_id, current_date=n.charttime.date()) for n in notes]
+    # The day after the note is charted: the first current date that shows it.
+    return [
+        build_memory(subject_id=n.subject_id, hadm_id=n.hadm_id, current_date=n.charttime.date() + dt.timedelta(days=1))
+        for n in notes
+    ]
 
 
 def _with_drug_critical() -> tuple[HealthMemory, str]:
@@ -74,8 +79,9 @@ def test_critical_fact_hidden_on_generic_questions_revealed_when_the_drug_is_nam
     for lang in ("en", "zh"):
         for tool, args in [
             (ADHERENCE, {}),
-            (ADHERENCE, {"question": "How do you take your medicines?"}),
+            (ADHERENCE, {"question": "How do you take your medicines?"}),  # as stored before the contract
             ("patient.get_symptom_history", {}),
+            ("patient.get_symptom_history", {"query": "What symptoms brought you to the hospital?"}),
             ("patient.get_pain_assessment", {}),
         ]:
             answer = answer_patient_tool(tool=tool, arguments=args, memory=memory, persona=persona, language=lang)
@@ -85,15 +91,13 @@ def test_critical_fact_hidden_on_generic_questions_revealed_when_the_drug_is_nam
             assert check_answer(answer=answer, memory=memory) == []
         hidden = answer_patient_tool(tool=ADHERENCE, arguments={}, memory=memory, persona=persona, language=lang)
         assert hidden["withheld"] is True
-    named = answer_patient_tool(
-        tool=ADHERENCE, arguments={"medication": drug}, memory=memory, persona=persona, language="en"
-    )
+    named = answer_patient_tool(tool=ADHERENCE, arguments={"drug": drug}, memory=memory, persona=persona, language="en")
     assert critical.id in named["facts"] and named["withheld"] is False
     assert drug.casefold() in named["answer"].casefold()
     zh_name = drug_zh(drug)
     if zh_name:
         named_zh = answer_patient_tool(
-            tool=ADHERENCE, arguments={"medication": zh_name}, memory=memory, persona=persona, language="zh"
+            tool=ADHERENCE, arguments={"drug": zh_name}, memory=memory, persona=persona, language="zh"
         )
         assert critical.id in named_zh["facts"]
         assert zh_name in named_zh["answer"]
