@@ -8,7 +8,7 @@ Shape (every key always present in a full snapshot)::
       "subtype": "NA" | "PE" | "AE" | None,
       "answer_en": str, "answer_zh": str,
       "rubric": [{"id": int | None, "text_en": str, "text_zh": str, "is_safety": bool, "machine_check": {...} | None}],
-      "steps": [{"idx": int, "tool": str, "arguments": {...}}],   # only ``arguments`` is editable
+      "steps": [{"idx": int, "tool": str, "arguments": {...}}],   # only ``arguments`` is editable (contract names)
     }
 
 ``rubric[].id`` is the RubricItem row a proposed item derives from (``None`` for a new item); it is how
@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from annotations.steps import rerun_step
+from annotations.steps import ArgumentsOutsideContract, contract_arguments, rerun_step
 from scenarios.models import RubricItem, Subtype, Turn
 from scenarios.rubric_checks import validate_rubric_check
 
@@ -121,7 +121,8 @@ def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str,
 
 
 def _steps(*, base: list[dict[str, Any]], proposed: Any) -> list[dict[str, Any]]:
-    """Only arguments of existing steps may change: tools and the number of steps are fixed."""
+    """Only arguments of existing steps may change: tools and the number of steps are fixed. Arguments
+    are kept in the tool contract's terms (aliases renamed; names it lacks refused)."""
     if not isinstance(proposed, list):
         raise InvalidContent("steps: must be a list")
     by_idx = {s["idx"]: s for s in base}
@@ -133,7 +134,12 @@ def _steps(*, base: list[dict[str, Any]], proposed: Any) -> list[dict[str, Any]]
             raise InvalidContent(f"steps: step {step['idx']} tool cannot change")
         if not isinstance(step.get("arguments"), dict):
             raise InvalidContent(f"steps: step {step['idx']} arguments must be an object")
-        next(s for s in out if s["idx"] == step["idx"])["arguments"] = step["arguments"]
+        tool = by_idx[step["idx"]]["tool"]
+        try:
+            arguments = contract_arguments(tool=tool, arguments=step["arguments"])
+        except ArgumentsOutsideContract as exc:
+            raise InvalidContent(f"steps: step {step['idx']} ({tool}): {exc}") from None
+        next(s for s in out if s["idx"] == step["idx"])["arguments"] = arguments
     return out
 
 

@@ -96,7 +96,7 @@ def _template() -> str:
         messages_zh += [{"role": "user", "content": zh_q}, {"role": "assistant", "content": zh_a}]
     steps = [
         {
-            "action": {"name": "Observation.search", "arguments": {"code": "creatinine", "patient": 10000017}},
+            "action": {"name": "Observation.search", "arguments": {"subject_id": 10000017, "code": "creatinine"}},
             "observation": bundle(6),
             "dependency_list": [],
             "idx": 0,

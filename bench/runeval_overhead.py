@@ -64,7 +64,7 @@ def _responder(delay_s: float):
         if payload.get("tool_choice") == "none":
             return completion(content="Creatinine 1.4 mg/dL on the latest draw.", delay_s=delay_s)
         calls = [
-            tool_call(name="Observation_search", arguments={"code": "creatinine", "_count": 3}),
+            tool_call(name="Observation__search", arguments={"code": "creatinine", "_count": 3}),
             tool_call(name="prepare_to_answer", arguments={}),
         ]
         return completion(tool_calls=calls, delay_s=delay_s)

@@ -4,7 +4,9 @@ Per turn: the model gets the system prompt (environment info), its own earlier a
 physician's request; it may call several tools per step. ``prepare_to_answer`` or a plain answer
 ends tool use; after ``prepare_to_answer`` (or when the step limit of ``max_steps`` tool calls is
 reached) one more call with ``tool_choice="none"`` asks for the answer. Invalid calls get the tool
-layer's structured error back and are counted. Write tools are simulated by the tool layer and
+layer's structured error back and are counted. Arguments the released tool contract does not know
+are dropped by the tool layer, named in the result's ``warnings`` (the model sees them) and counted
+per turn (``unknown_arguments``); the call itself runs. Write tools are simulated by the tool layer and
 recorded. An endpoint failure ends the turn with ``end_reason="infra_error"`` (kept apart from model
 failures in the metrics).
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool, tool_schemas
 from ehr.fhir.errors import ToolError
-from ehr.fhir.execute import parse_arguments
+from ehr.fhir.execute import PATIENT_SCOPE_NAMES, parse_arguments
 from ehr.fhir.params import clean_arguments
 from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
 from evaluation.dataset import EvalSession, EvalTurn
@@ -28,20 +30,23 @@ from scenarios.patient import make_patient_responder, public_view
 
 DEFAULT_MAX_STEPS = 16
 _TOOL_FAULT_HINT = "problem of the tool"
+# A tool layer error result: the error, how to fix it, and what was dropped from the call on the way.
+_ERROR_KEYS = frozenset({"error", "hint", "warnings"})
 
 SYSTEM_PROMPT = {
     "en": (
         "You are a clinical assistant helping a physician during a clinical session. Answer the physician's "
         "requests precisely. Use the EHR tools to look up the record and the patient tools to ask the patient; "
         "write tools place (simulated) orders. Requests may be brief or refer back to earlier turns. Only data "
-        "on or before the current date exists. When you have what you need, call prepare_to_answer, then write "
-        "your answer to the physician.\n\n"
+        "charted before the current date exists (nothing of the current date is charted yet). When you have "
+        "what you need, call prepare_to_answer, then write your answer to the physician.\n\n"
         "Environment:\nsession_id: {session_id}\nCurrent date: {current_date}\nPatient: {age}-year-old {sex}\n"
         "Patient id (subject_id): {subject_id}; current admission (hadm_id): {hadm_id}"
     ),
     "zh": (
         "你是协助医生进行临床工作的助手。请准确回答医生的请求。使用电子病历工具查询病历，使用患者工具询问患者；"
-        "写入工具用于（模拟）下达医嘱。请求可能很简短或指代之前的对话。只有当前日期及之前的数据存在。"
+        "写入工具用于（模拟）下达医嘱。请求可能很简短或指代之前的对话。"
+        "只有当前日期之前记录的数据存在（当前日期当天尚无记录）。"
         "获取所需信息后，先调用 prepare_to_answer，再用中文回答医生。\n\n"
         "环境信息：\nsession_id: {session_id}\n当前日期：{current_date}\n患者：{age} 岁，{sex}\n"
         "患者编号 (subject_id)：{subject_id}；本次住院 (hadm_id)：{hadm_id}"
@@ -105,7 +110,11 @@ class ToolRunner:
         self.live_patient = make_patient_responder(default_language=language) if live_patient else None
 
     def run(self, call: AgentCall) -> dict[str, Any]:
-        """``{"name", "kind", "observation", "invalid", "tool_fault", "replay", "tool_s"}``."""
+        """``{"name", "kind", "observation", "invalid", "tool_fault", "replay", "warnings", "tool_s"}``.
+
+        ``warnings``: what the tool layer said it did to fit the call to the contract (unknown
+        arguments dropped); the model sees them in the observation too.
+        """
         started = time.perf_counter()
         canonical = canonical_name(call.name) if isinstance(call.name, str) else None
         kind = REGISTRY[canonical].kind if canonical else "unknown"
@@ -119,7 +128,9 @@ class ToolRunner:
             record["replay"] = "live" if self.live_patient else ("hit" if hit else "miss")
         else:
             observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
-        is_error = isinstance(observation, dict) and "error" in observation and len(observation) == 2
+        is_error = isinstance(observation, dict) and "error" in observation and set(observation) <= _ERROR_KEYS
+        warnings = observation.get("warnings") if isinstance(observation, dict) else None
+        record["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
         record["tool_fault"] = is_error and _TOOL_FAULT_HINT in str(observation.get("hint", ""))
         record["invalid"] = is_error and not record["tool_fault"]
         if is_error:
@@ -130,26 +141,36 @@ class ToolRunner:
 
     def _patient(self, tool: str, call: AgentCall) -> dict[str, Any]:
         try:
-            raw = dict(parse_arguments(tool=tool, arguments=call.arguments))
+            # As execute_tool does: the harness knows the patient, whatever the model passed for it.
+            raw = {
+                k: v
+                for k, v in parse_arguments(tool=tool, arguments=call.arguments).items()
+                if k not in PATIENT_SCOPE_NAMES
+            }
             raw["subject_id"], raw["session_id"] = self.context.subject_id, self.context.session_id
-            args = clean_arguments(
-                tool=tool, params=REGISTRY[tool].params, arguments=raw, filled={"patient": self.context.subject_id}
+            cleaned = clean_arguments(
+                tool=REGISTRY[tool], arguments=raw, filled={"subject_id": self.context.subject_id}
             )
         except ToolError as exc:
             return exc.as_dict()
+        args = {k: v for k, v in cleaned.args.items() if v is not None}
+        warnings = {"warnings": list(cleaned.warnings)} if cleaned.warnings else {}
         if self.live_patient is not None:
-            live = {k: v for k, v in args.items() if v is not None}
-            live["language"] = self.language
+            live = {**args, "language": self.language}
             try:
                 answer = self.live_patient(tool=tool, arguments=live, context=self.context)
             except ToolError as exc:
                 return exc.as_dict()
             # The model sees the patient's words only, as with a replayed answer (no facts or persona).
-            return public_view(answer) if "answer" in answer and "language" in answer else answer
-        replayed = self.book.reply(
-            tool=tool, arguments={k: v for k, v in args.items() if v is not None}, language=self.language
-        )
-        return {**replayed.observation, "_hit": replayed.hit, "_language_fallback": replayed.language_fallback}
+            seen = public_view(answer) if "answer" in answer and "language" in answer else answer
+            return {**seen, **warnings}
+        replayed = self.book.reply(tool=tool, arguments=args, language=self.language)
+        return {
+            **replayed.observation,
+            **warnings,
+            "_hit": replayed.hit,
+            "_language_fallback": replayed.language_fallback,
+        }
 
 
 def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
@@ -167,11 +188,14 @@ def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
 
 
 def diagnostics(*, turn: EvalTurn, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """Missing, extra and argument-mismatched tool calls against gold, by tool + key arguments."""
-    return compare_calls(
+    """Missing, extra and argument-mismatched tool calls against gold, by tool + key arguments (in the
+    contract's terms), and the arguments the tool layer dropped from the calls made (``dropped_arguments``)."""
+    compared = compare_calls(
         gold=[(s.tool, s.arguments) for s in turn.gold_calls],
         made=[(str(c["name"]), c.get("arguments")) for c in calls],
     )
+    dropped = [{"tool": str(c["name"]), "warning": w} for c in calls for w in c.get("warnings") or []]
+    return {**compared, "dropped_arguments": dropped}
 
 
 def run_turn(
@@ -269,6 +293,8 @@ def run_turn(
         "n_calls": len(calls_made),
         "invalid_calls": sum(bool(c["invalid"]) for c in calls_made),
         "tool_faults": sum(bool(c["tool_fault"]) for c in calls_made),
+        # Arguments the contract does not know, dropped by the tool layer (one per warning).
+        "unknown_arguments": sum(len(c["warnings"]) for c in calls_made),
         "replay_misses": sum(c["replay"] == "miss" for c in calls_made),
         # Replayed in the other language because the gold answer has none in the run's language.
         "replay_language_fallbacks": sum(bool(c.get("language_fallback")) for c in calls_made),

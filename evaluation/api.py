@@ -19,7 +19,7 @@ from evaluation.models import EvalRun, TurnResult
 from evaluation.results.selectors import turn_results
 
 TURN_FILTERS = {
-    "show": ("", "failures", "safety", "replay_misses", "invalid_calls"),
+    "show": ("", "failures", "safety", "replay_misses", "invalid_calls", "unknown_arguments"),
     "language": ("", "en", "zh"),
 }
 

@@ -1,15 +1,18 @@
 """Tool-call diagnostics of one turn: the calls the model made against the gold calls, by tool + key arguments.
 
 Two calls are *the same call* when the tool name and the normalised **key arguments** are equal.
+Arguments are first put in the released contract's terms (:mod:`evaluation.arguments`): alias names
+(``patient``, ``symptom``, ``test_name``), placeholders of optional parameters (``""``, ``0``) and old
+enum values map to what the tool runs, and a gold call stored by an earlier version (``encounter``,
+``code`` of a drug, an order's ``status: on-hold``) is upgraded, so each compares as the contract call.
 Key arguments are the ones that decide what a call returns or does (:data:`KEY_ARGUMENTS`, e.g.
-``code`` and ``category`` of ``Observation.search``, ``medication`` of the adherence question, drug,
-dose, route, frequency and status of ``MedicationRequest.create``). Everything else is ignored, as
-patient replay does (:mod:`evaluation.replay`): the ids the harness fills in (``patient``,
-``subject_id``, ``session_id``, ``encounter``), ``_count``, date windows, and free wording
-(``question``, ``reason``, ``note``, a flag's alert text). A key argument left out counts as its
-declared default (``status`` of an order is ``active``). Strings compare case-insensitively with
-whitespace collapsed and no space between a number and its unit (``"2.5 MG"`` = ``"2.5mg"``).
-A tool outside the registry keeps every argument but the ignored ones.
+``code`` and ``category`` of ``Observation.search``, ``drug`` of the adherence question, drug,
+dose, route and frequency of ``MedicationRequest.create``). Everything else is ignored, as
+patient replay does (:mod:`evaluation.replay`): the ids the harness fills in (``subject_id``,
+``session_id``, ``hadm_id``), ``_count``, date windows, and free wording (``indication``, ``note``,
+a flag's alert text). A key argument left out counts as its declared default. Strings compare
+case-insensitively with whitespace collapsed and no space between a number and its unit
+(``"2.5 MG"`` = ``"2.5mg"``). A tool outside the registry keeps every argument but the ignored ones.
 
 Matching, as multisets: equal calls pair off first; of what is left, a gold call and a made call of
 the same tool pair off as an **argument mismatch** (most equal key arguments first, then in order);
@@ -34,27 +37,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ehr.fhir import REGISTRY
+from ehr.fhir import canonical_name
+from evaluation.arguments import canonical_arguments
 
+# Contract names only (calls are compared in the contract's terms).
 KEY_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "Patient.read": (),
-    "Encounter.search": ("status",),
-    "Condition.search": ("code",),
+    "Encounter.search": (),
+    "Condition.search": ("code", "clinical_status"),
     "Observation.search": ("category", "code"),
-    "MedicationRequest.search": ("code", "status"),
-    "MedicationAdministration.search": ("code",),
-    "DiagnosticReport.search": ("code", "section"),
-    "DocumentReference.search": ("type", "section"),
-    "CarePlan.search": (),
-    "Procedure.search": ("code",),
+    "MedicationRequest.search": ("medication", "status"),
+    "MedicationAdministration.search": ("medication",),
+    "DiagnosticReport.search": ("report_type",),
+    "DocumentReference.search": ("type_code", "keyword"),
+    "CarePlan.search": ("category",),
+    "Procedure.search": (),
     "AllergyIntolerance.search": (),
-    "patient.get_symptom_history": ("symptom",),
-    "patient.get_medication_adherence": ("medication",),
-    "patient.get_social_history": ("topic",),
-    "patient.get_functional_status": ("domain",),
-    "patient.get_pain_assessment": ("location",),
-    "MedicationRequest.create": ("medication", "dose", "route", "frequency", "status"),
-    "ServiceRequest.create": ("code", "category"),
+    "patient.get_symptom_history": ("query",),
+    "patient.get_medication_adherence": ("drug",),
+    "patient.get_social_history": (),
+    "patient.get_functional_status": (),
+    "patient.get_pain_assessment": (),
+    # A dose of 'hold' is how the contract holds a drug (the old status: on-hold).
+    "MedicationRequest.create": ("medication", "dose", "route", "frequency"),
+    "ServiceRequest.create": ("service_type", "priority"),
     "Flag.create": ("category",),
 }
 # For a tool without a KEY_ARGUMENTS entry: harness-filled ids, paging, date windows and free wording.
@@ -72,6 +78,8 @@ IGNORED_ARGUMENTS = frozenset(
         "question",
         "reason",
         "note",
+        "indication",
+        "detail",
         "summary",
     }
 )
@@ -101,25 +109,23 @@ def _normalise(value: Any) -> Any:
     return value
 
 
-def key_arguments(*, tool: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The normalised key arguments of one call (see the module docstring)."""
-    given = arguments if isinstance(arguments, Mapping) else {}
-    keys = KEY_ARGUMENTS.get(tool)
+def key_arguments(*, tool: str, arguments: Mapping[str, Any] | None, stored: bool = False) -> dict[str, Any]:
+    """The normalised key arguments of one call (see the module docstring); ``stored``: a gold call."""
+    name = canonical_name(tool) or tool
+    given = canonical_arguments(tool=name, arguments=arguments, stored=stored)
+    keys = KEY_ARGUMENTS.get(name)
     if keys is None:
         keys = tuple(k for k in given if k not in IGNORED_ARGUMENTS)
-    params = {p.name: p for p in REGISTRY[tool].params} if tool in REGISTRY else {}
-    out: dict[str, Any] = {}
-    for key in keys:
-        value = given.get(key)
-        if value is None or value == "":
-            value = params[key].default if key in params else None
-        if value is not None and value != "":
-            out[key] = _normalise(value)
-    return out
+    return {k: _normalise(given[k]) for k in keys if given.get(k) is not None and given.get(k) != ""}
 
 
-def _calls(pairs: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[Call]:
-    return [Call(tool, key_arguments(tool=tool, arguments=args)) for tool, args in pairs if tool != NOT_A_CALL]
+def _calls(pairs: Sequence[tuple[str, Mapping[str, Any] | None]], *, stored: bool) -> list[Call]:
+    calls = []
+    for tool, args in pairs:
+        name = canonical_name(tool) or tool
+        if name != NOT_A_CALL:
+            calls.append(Call(name, key_arguments(tool=name, arguments=args, stored=stored)))
+    return calls
 
 
 def _shared(a: Call, b: Call) -> int:
@@ -130,7 +136,7 @@ def compare_calls(
     *, gold: Sequence[tuple[str, Mapping[str, Any] | None]], made: Sequence[tuple[str, Mapping[str, Any] | None]]
 ) -> dict[str, Any]:
     """Missing, extra and argument-mismatched calls of ``made`` against ``gold`` (``(tool, arguments)`` pairs)."""
-    gold_left, made_left = _calls(gold), _calls(made)
+    gold_left, made_left = _calls(gold, stored=True), _calls(made, stored=False)
     for call in list(gold_left):
         same = next((m for m in made_left if m.key == call.key), None)
         if same is not None:

@@ -212,6 +212,7 @@ def errors(rows: Iterable[Row]) -> dict[str, Any]:
     out = {
         "invalid_calls": 0,
         "tool_faults": 0,
+        "unknown_arguments": 0,
         "replay_misses": 0,
         "replay_language_fallbacks": 0,
         "step_limit_turns": 0,
@@ -222,6 +223,7 @@ def errors(rows: Iterable[Row]) -> dict[str, Any]:
             infra[r["infra_error"]] += 1
         out["invalid_calls"] += r.get("invalid_calls", 0)
         out["tool_faults"] += r.get("tool_faults", 0)
+        out["unknown_arguments"] += r.get("unknown_arguments", 0)
         out["replay_misses"] += r.get("replay_misses", 0)
         out["replay_language_fallbacks"] += r.get("replay_language_fallbacks", 0)
         out["step_limit_turns"] += r.get("end_reason") == "step_limit"

@@ -1,10 +1,13 @@
 """Patient replay: patient tools are answered from the reviewed gold patient answers (``--live-patient`` opts out).
 
 A call matches a gold answer when the tool name and the *normalised* arguments are equal.
-Normalising drops what the harness fills in or what is free wording (``session_id``,
-``subject_id``, ``language``, ``question``), drops empty values, and compares strings
-case-insensitively with whitespace collapsed. So ``{"medication": " Furosemide "}`` matches the gold
-``{"medication": "furosemide", "question": "How do you take it?"}``, but ``{}`` does not.
+Normalising puts the arguments in the released contract's terms (:mod:`evaluation.arguments`: alias
+names such as ``medication``/``symptom`` map to ``drug``/``query``, placeholders and unknown names
+drop out, gold of an earlier version is upgraded), drops what the harness fills in (``session_id``,
+``subject_id``), and compares strings case-insensitively with whitespace collapsed. So
+``{"drug": " Furosemide "}`` or ``{"medication": "FUROSEMIDE"}`` matches the gold ``{"drug":
+"furosemide"}`` (or an older gold ``{"medication": "furosemide", "question": "How do you take
+it?"}``), but ``{}`` does not.
 
 Languages. A generated gold answer is bilingual: ``answer`` (English) and ``answer_zh`` (the same
 question asked of the patient in Chinese, kept by the generator). A replayed answer is in the run's
@@ -26,10 +29,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ehr.fhir import canonical_name
+from evaluation.arguments import canonical_arguments
 from evaluation.dataset import EvalSession
 from scenarios.patient.answers import CHINESE_TEXT_KEYS
 
-IGNORED_ARGUMENTS = frozenset({"session_id", "subject_id", "language", "question"})
+IGNORED_ARGUMENTS = frozenset({"session_id", "subject_id"})
+# A tool outside the registry has no contract to map through: its free wording is ignored by name.
+_UNKNOWN_TOOL_IGNORED = IGNORED_ARGUMENTS | {"language", "question"}
 MISS_REPLY = {
     "en": "I'm not sure; I can't tell you anything more about that.",
     "zh": "这个我不太清楚，也说不出更多了。",
@@ -39,17 +46,19 @@ _PRIVATE_KEYS = ("facts", "withheld", "persona")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def normalise_arguments(arguments: dict[str, Any] | None) -> str:
+def normalise_arguments(*, tool: str, arguments: dict[str, Any] | None) -> str:
+    ignored = IGNORED_ARGUMENTS if canonical_name(tool) else _UNKNOWN_TOOL_IGNORED
     out: dict[str, Any] = {}
-    for key, value in (arguments or {}).items():
-        if key in IGNORED_ARGUMENTS or value is None or value == "":
+    for key, value in canonical_arguments(tool=tool, arguments=arguments, stored=True).items():
+        if key in ignored or value is None or value == "":
             continue
         out[key] = " ".join(value.lower().split()) if isinstance(value, str) else value
     return json.dumps(out, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def replay_key(tool: str, arguments: dict[str, Any] | None) -> tuple[str, str]:
-    return tool, normalise_arguments(arguments)
+    name = canonical_name(tool) or tool
+    return name, normalise_arguments(tool=name, arguments=arguments)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,11 @@
      "slices": {"language"|"scenario"|"tier"|"task_type"|"subtype"|"tool_source"|"variant": {value: {...}}},
      "usage": {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "model_calls",
                "cost_usd", "wall_s", "turn_latency_mean_s", "turn_latency_max_s"},
-     "errors": {"infra": {kind: n}, "infra_total", "invalid_calls", "tool_faults", "replay_misses",
-                "replay_language_fallbacks", "step_limit_turns", "judge_errors"}}
+     "errors": {"infra": {kind: n}, "infra_total", "invalid_calls", "tool_faults", "unknown_arguments",
+                "replay_misses", "replay_language_fallbacks", "step_limit_turns", "judge_errors"}}
+
+``unknown_arguments``: arguments of the model's calls that the tool contract does not know, dropped by
+the tool layer (one per warning in the call's result; the call itself ran).
 
 Values are fractions 0–1 (``null`` when nothing could be computed); ``turns.jsonl`` has one object per
 evaluated turn with its full trace and verdicts.
@@ -59,6 +62,7 @@ def row_of(result: TurnResult) -> dict[str, Any]:
         "timing": trace.get("timing") or {},
         "invalid_calls": trace.get("invalid_calls", 0),
         "tool_faults": trace.get("tool_faults", 0),
+        "unknown_arguments": trace.get("unknown_arguments", 0),
         "replay_misses": trace.get("replay_misses", 0),
         "replay_language_fallbacks": trace.get("replay_language_fallbacks", 0),
         "end_reason": trace.get("end_reason"),

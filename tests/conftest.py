@@ -80,3 +80,13 @@ def _fresh_cache():
     cache.clear()
     codes.clear_cache()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _ui_language_reset():
+    """A request in Chinese (language cookie) leaves zh active in the test thread, and later renders outside a
+    request (render_to_string) would then be in Chinese: back to the default language after every test."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()

@@ -100,7 +100,7 @@ def _grow_session(session, *, extra_turns: int = 12) -> None:
                 turn=turn,
                 idx=idx,
                 tool="Observation.search",
-                arguments={"patient": session.subject_id, "code": "creatinine"},
+                arguments={"subject_id": session.subject_id, "code": "creatinine"},
                 observation={"resourceType": "Bundle", "type": "searchset", "total": 0, "entry": []},
             )
         for idx in range(4):

@@ -16,6 +16,7 @@ from rest_framework import serializers
 from annotations.models import RejectReason, Review, Snapshot
 from annotations.roles import is_adjudicator
 from annotations.snapshots import card, freeze
+from annotations.steps import contract_view
 from scenarios.models import GoldStep, RubricItem, Scenario, Session, Subtype, Turn
 
 MAX_VERSION = 2**31 - 1  # PositiveIntegerField range
@@ -42,9 +43,16 @@ class LanguageTextMixin:
 
 
 class StepSerializer(serializers.ModelSerializer):
+    arguments = serializers.SerializerMethodField(help_text="the call's arguments under the tool contract's names")
+
     class Meta:
         model = GoldStep
         fields = ["idx", "tool", "arguments", "observation", "dependency_list"]
+
+    @extend_schema_field(serializers.DictField())
+    def get_arguments(self, step: GoldStep) -> Any:
+        # As the review screen shows them: data of an earlier version reads as the call now runs.
+        return contract_view(tool=step.tool, arguments=step.arguments)
 
 
 class RubricItemSerializer(LanguageTextMixin, serializers.ModelSerializer):

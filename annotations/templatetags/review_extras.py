@@ -1,4 +1,5 @@
-"""Template helpers for the review screen: readable FHIR observations and pretty JSON (always escaped)."""
+"""Template helpers for the review screen: readable FHIR observations, tool-call arguments in the contract's
+terms, and pretty JSON (always escaped)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 from typing import Any
 
 from django import template
+
+from annotations.steps import contract_view
 
 register = template.Library()
 
@@ -16,6 +19,26 @@ _DATE_KEYS = ("effectiveDateTime", "authoredOn", "onsetDateTime", "recordedDate"
 def pretty_json(value: Any) -> str:
     """Indented JSON as plain text (the template's autoescaping makes it inert)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+@register.filter
+def contract_arguments(arguments: Any, tool: Any) -> Any:
+    """A call's arguments under the released contract's names: ``{{ s.arguments|contract_arguments:s.tool }}``
+    (see :func:`annotations.steps.contract_view`)."""
+    return contract_view(tool=tool, arguments=arguments) if isinstance(tool, str) else arguments
+
+
+# Harness-filled ids: the same in every call of a session, so a one-line summary leaves them out.
+_IDS = frozenset({"subject_id", "session_id", "hadm_id"})
+
+
+@register.filter
+def argument_text(arguments: Any, tool: Any) -> str:
+    """``name: value`` of a call's contract arguments but the ids, for one line (``query: chest pain``)."""
+    shown = contract_arguments(arguments, tool)
+    if not isinstance(shown, dict):
+        return ""
+    return "; ".join(f"{k}: {v}" for k, v in shown.items() if k not in _IDS and v not in (None, ""))
 
 
 def _concept(value: Any) -> str:

@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotations import content as tc
-from annotations.steps import rerunnable
+from annotations.steps import contract_view, rerunnable
 from scenarios.models import Subtype
 
 _ROW = re.compile(r"rubric-(\d+)-key")
@@ -154,8 +154,10 @@ def editor_fields(content: dict[str, Any], *, takes: dict[str, dict[str, Any]] |
     takes = takes or {}
     steps = []
     for step in content["steps"]:
+        # Shown (and posted back) in the tool contract's terms, whatever version stored them.
+        shown = contract_view(tool=step["tool"], arguments=step["arguments"])
         others = {
-            label: _arguments_json(s["arguments"])
+            label: _arguments_json(contract_view(tool=step["tool"], arguments=s["arguments"]))
             for label, other in takes.items()
             for s in other.get("steps", [])
             if s["idx"] == step["idx"] and s["arguments"] != step["arguments"]
@@ -163,7 +165,7 @@ def editor_fields(content: dict[str, Any], *, takes: dict[str, dict[str, Any]] |
         steps.append(
             {
                 **step,
-                "json": _arguments_json(step["arguments"]),
+                "json": _arguments_json(shown),
                 "takes": others,
                 "rerunnable": rerunnable(step["tool"]),
             }

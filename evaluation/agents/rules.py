@@ -2,6 +2,9 @@
 
 * oracle: makes the gold calls (all in one step, then ``prepare_to_answer``) and gives the gold
   answer. With the rules judge it must score ≈1: if not, the judge or the rubric checks are wrong.
+  It calls with the released contract's names, as a model reading the schemas would: gold stored by
+  an earlier version (an old snapshot: ``encounter``, ``code`` of a drug, ``status: on-hold``) is
+  upgraded first.
 * no-tools: answers at once without looking anything up (a lower bound).
 * heuristic: routes the request by keywords to a few tools and fills an answer template with
   what came back (a second lower bound that should still beat no-tools).
@@ -13,6 +16,7 @@ import json
 import re
 from typing import Any
 
+from ehr.fhir.legacy import upgrade_arguments
 from evaluation.agents.base import AgentCall, AgentReply, AgentRequest
 
 RULES_AGENTS = ("oracle", "no-tools", "heuristic")
@@ -43,7 +47,7 @@ class OracleAgent:
         gold = request.turn.gold_calls
         if request.stage == "final" or _turn_started(request) or not gold:
             return AgentReply(content=request.turn.answers[request.language] or request.turn.answers["en"])
-        calls = [_call(i, s.tool, s.arguments) for i, s in enumerate(gold)]
+        calls = [_call(i, s.tool, upgrade_arguments(tool=s.tool, arguments=s.arguments)[0]) for i, s in enumerate(gold)]
         calls.append(_call(len(calls), "prepare_to_answer", {}))
         return AgentReply(content=None, tool_calls=tuple(calls))
 
@@ -79,8 +83,8 @@ LABS = {
     "urea nitrogen": ("bun", "urea", "尿素氮"),
 }
 ROUTES: tuple[tuple[str, tuple[str, ...], dict[str, Any]], ...] = (
-    ("MedicationRequest.search", ("order", "dose", "medication", "drug", "医嘱", "剂量", "药"), {"_count": 5}),
-    ("Condition.search", ("diagnos", "诊断", "problem"), {"_count": 5}),
+    ("MedicationRequest.search", ("order", "dose", "medication", "drug", "医嘱", "剂量", "药"), {}),
+    ("Condition.search", ("diagnos", "诊断", "problem"), {}),
     ("AllergyIntolerance.search", ("allerg", "过敏"), {}),
     ("patient.get_medication_adherence", ("at home", "adherence", "taking", "依从", "服药", "在家"), {}),
     ("patient.get_symptom_history", ("symptom", "complain", "症状", "不适"), {}),

@@ -9,7 +9,11 @@ Forms (validated by :func:`scenarios.rubric_checks.validate_rubric_check`):
 * ``term``: any of the EN or ZH phrases occurs in the answer (case-insensitive), whatever the language;
 * ``write_call``: a recorded (simulated, valid) call of that write tool whose arguments contain every
   expected parameter (strings compared case- and space-insensitively, the expected text may be part of
-  the given one; other values by equality);
+  the given one; other values by equality). Both sides are compared in the released contract's terms
+  (:mod:`evaluation.arguments`): the call as the tool ran it (aliases such as ``reason`` → ``indication``,
+  ``stat`` → ``asap``), the check's params upgraded when stored by an earlier version (``status:
+  on-hold`` → ``dose: hold``, ``code`` → ``service_type``). ``legacy_params`` (old parameters the
+  contract has no place for, kept by the migration) are never scored;
 * ``must_not_recommend``: fails when a phrase occurs outside a negated clause ("do not", "avoid",
   "不", "避免"…, between the clause start and the phrase).
 
@@ -22,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ehr.fhir.legacy import upgrade_arguments
+from evaluation.arguments import canonical_arguments
 from evaluation.dataset import EvalRubric
 from scenarios.rubric_checks import validate_rubric_check
 
@@ -130,11 +136,13 @@ def _param_matches(expected: Any, given: Any) -> bool:
 
 
 def check_write_call(*, writes: list[dict[str, Any]], tool: str, params: dict[str, Any]) -> tuple[bool, str]:
+    # Old parameters the contract has no place for cannot be checked on a contract call.
+    params, _legacy = upgrade_arguments(tool=tool, arguments=dict(params))
     candidates = [w for w in writes if w.get("tool") == tool]
     if not candidates:
         return False, f"no {tool} call was made"
     for write in candidates:
-        args = write.get("arguments") or {}
+        args = canonical_arguments(tool=tool, arguments=write.get("arguments"))
         if all(_param_matches(value, args.get(name)) for name, value in params.items()):
             return True, f"{tool} called with {params or 'any parameters'}"
     return False, f"{tool} called, but not with {params}"

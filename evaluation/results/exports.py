@@ -117,6 +117,7 @@ TURN_CSV_FIELDS = (
     "infra_error",
     "invalid_calls",
     "tool_faults",
+    "unknown_arguments",
     "replay_misses",
     "end_reason",
     "safety_failed",

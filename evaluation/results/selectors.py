@@ -27,7 +27,7 @@ PAPER_COLUMNS = (
 )
 TEXT_COLUMNS = ("id", "model", "snapshot", "language", "variant", "trials", "judge")
 FAILURE_TAU = 0.6  # a "failure" in the drill-down: the turn does not pass at Pass@Turn(0.60)
-TURN_FILTERS = ("failures", "safety", "replay_misses", "invalid_calls")
+TURN_FILTERS = ("failures", "safety", "replay_misses", "invalid_calls", "unknown_arguments")
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,8 @@ def turn_results(*, run: EvalRun, filters: dict[str, str]) -> QuerySet[TurnResul
         qs = qs.filter(trace__replay_misses__gt=0)
     elif show == "invalid_calls":
         qs = qs.filter(trace__invalid_calls__gt=0)
+    elif show == "unknown_arguments":
+        qs = qs.filter(trace__unknown_arguments__gt=0)
     if filters.get("language"):
         qs = qs.filter(language=filters["language"])
     if filters.get("scenario"):

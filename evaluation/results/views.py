@@ -190,6 +190,7 @@ def turn_list(request: HttpRequest, pk: int) -> HttpResponse:
             ("safety", _("Safety failures")),
             ("replay_misses", _("Replay misses")),
             ("invalid_calls", _("Invalid calls")),
+            ("unknown_arguments", _("Unknown arguments dropped")),
         ],
         "languages": selectors.LANGUAGES,
         "scenarios": selectors.scenarios_of(run=run),

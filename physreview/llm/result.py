@@ -24,7 +24,7 @@ class ToolCall:
     """A function call requested by the model.
 
     ``name`` is the canonical tool name (``Observation.search``); ``api_name`` what went over the
-    wire (``Observation_search``). Malformed ``arguments`` JSON is reported, not raised:
+    wire (``Observation__search``). Malformed ``arguments`` JSON is reported, not raised:
     ``arguments`` is then ``None`` and ``parse_error`` says why, so the caller can score or retry.
     """
 

@@ -2,7 +2,9 @@
 
 The benchmark's tool names are dotted (``Observation.search``), but OpenAI-style APIs only accept
 function names matching ``^[a-zA-Z0-9_-]{1,64}$``. Names are mapped on the way out (tools,
-tool_choice, earlier assistant tool calls in the history) and back on the way in.
+tool_choice, earlier assistant tool calls in the history) and back on the way in. The map is the
+released PhysAssistBench one: a dot becomes ``__`` (``Observation__search``,
+``patient__get_symptom_history``); any other character outside the set becomes ``_``.
 """
 
 import copy
@@ -14,7 +16,7 @@ _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def api_safe_name(name: str) -> str:
-    return _UNSAFE.sub("_", name)[:64]
+    return _UNSAFE.sub("_", name.replace(".", "__"))[:64]
 
 
 def name_maps(*, tools: Sequence[dict[str, Any]] | None) -> tuple[dict[str, str], dict[str, str]]:

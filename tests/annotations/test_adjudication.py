@@ -60,7 +60,7 @@ def test_edited_content_and_step_arguments(disputed, adjudicator):
     changes = {
         "request_implicit_en": "Creatinine trend?",
         "subtype": "PE",
-        "steps": [{"idx": 0, "arguments": {"patient": 90000001, "code": "creatinine", "_count": 3}}],
+        "steps": [{"idx": 0, "arguments": {"subject_id": 90000001, "code": "creatinine", "_count": 3}}],
         "rubric": [*_rubric(disputed), {"id": None, "text_en": "Gives the date", "text_zh": "给出日期"}],
     }
     services.adjudicate(

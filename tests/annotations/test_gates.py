@@ -50,17 +50,17 @@ def test_edited_tool_arguments_are_re_executed(generated, reviewers, adjudicator
     turn = generated.turns.get(index=0)
     step = turn.steps.get(idx=0)
     assert step.tool == "MedicationRequest.search"
-    args = {**step.arguments, "code": "no-such-drug-xyz"}
+    args = {**step.arguments, "medication": "no-such-drug-xyz"}
     review = services.save_draft_review(
         turn=turn, reviewer=reviewers[0], proposed={"steps": [{"idx": 0, "arguments": args}]}
     )
     assert any(w["gate"] == "tool_result" and "step 0" in w["message"] for w in review.gate_warnings)
     step.refresh_from_db()
-    assert step.arguments["code"] == "apixaban"  # a review never touches the turn
+    assert step.arguments["medication"] == "apixaban"  # a review never touches the turn
 
     services.save_turn_edit(
         turn=turn, user=adjudicator, changes={"steps": [{"idx": 0, "arguments": args}]}, base_version=1
     )
     step.refresh_from_db()
-    assert step.arguments["code"] == "no-such-drug-xyz"
+    assert step.arguments["medication"] == "no-such-drug-xyz"
     assert "apixaban" not in str(step.observation).lower()  # the stored observation is the new call's

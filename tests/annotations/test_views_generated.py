@@ -36,8 +36,9 @@ def test_every_generated_turn_renders_with_bounded_evidence(client, generated):
             assert response.status_code == 200
             queries.append(len(captured))
             labs = response.context["evidence"]["labs"]
-            assert all(p.charttime.date() <= session.current_date for s in labs for p in s.points)
-            later = LabEvent.objects.filter(hadm_id=session.hadm_id, charttime__date__gt=session.current_date)
+            # The release's cutoff: nothing of the current date itself is charted yet.
+            assert all(p.charttime.date() < session.current_date for s in labs for p in s.points)
+            later = LabEvent.objects.filter(hadm_id=session.hadm_id, charttime__date__gte=session.current_date)
             assert len({p.pk for s in labs for p in s.points}) == (
                 LabEvent.objects.filter(hadm_id=session.hadm_id).count() - later.count()
             )

@@ -21,11 +21,15 @@ def test_snapshot_record_and_db_give_the_same_session(sessions):
 
 
 def test_replay_normalises_arguments():
-    assert normalise_arguments({"medication": " Furosemide ", "question": "How?", "session_id": "x"}) == (
-        '{"medication": "furosemide"}'
+    adherence = "patient.get_medication_adherence"
+    assert normalise_arguments(
+        tool=adherence, arguments={"medication": " Furosemide ", "question": "How?", "session_id": "x"}
+    ) == ('{"drug": "furosemide"}')
+    assert normalise_arguments(tool="patient.get_social_history", arguments={"topic": None, "language": "zh"}) == "{}"
+    assert (
+        normalise_arguments(tool="Made.up", arguments={"x": " A ", "question": "?", "language": "zh"}) == '{"x": "a"}'
     )
-    assert normalise_arguments({"topic": None, "language": "zh"}) == "{}"
-    book = ReplayBook(answers={("patient.get_medication_adherence", '{"medication": "furosemide"}'): {"answer": "ok"}})
+    book = ReplayBook(answers={(adherence, '{"drug": "furosemide"}'): {"answer": "ok"}})
     hit = book.reply(tool="patient.get_medication_adherence", arguments={"medication": "FUROSEMIDE"}, language="en")
     assert (hit.observation, hit.hit) == ({"answer": "ok"}, True)
     miss = book.reply(tool="patient.get_medication_adherence", arguments={}, language="zh")

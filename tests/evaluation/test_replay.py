@@ -23,11 +23,11 @@ GOLD = {
 
 
 def _book(gold, arguments=None):
-    return ReplayBook(answers={replay_key(TOOL, arguments or {"medication": "furosemide"}): gold})
+    return ReplayBook(answers={replay_key(TOOL, arguments or {"drug": "furosemide"}): gold})
 
 
 def test_zh_run_replays_the_chinese_answer_and_nothing_private():
-    got = _book(GOLD).reply(tool=TOOL, arguments={"medication": " Furosemide"}, language="zh")
+    got = _book(GOLD).reply(tool=TOOL, arguments={"drug": " Furosemide"}, language="zh")
     assert (got.hit, got.language_fallback) == (True, False)
     assert got.observation == {
         "resourceType": "PatientAnswer",
@@ -38,7 +38,7 @@ def test_zh_run_replays_the_chinese_answer_and_nothing_private():
 
 
 def test_en_run_replays_the_english_answer_without_the_chinese_text():
-    got = _book(GOLD).reply(tool=TOOL, arguments={"medication": "FUROSEMIDE"}, language="en")
+    got = _book(GOLD).reply(tool=TOOL, arguments={"drug": "FUROSEMIDE"}, language="en")
     assert (got.hit, got.language_fallback) == (True, False)
     assert got.observation == {
         "resourceType": "PatientAnswer",
@@ -49,10 +49,28 @@ def test_en_run_replays_the_english_answer_without_the_chinese_text():
     assert "answer_zh" not in json.dumps(got.observation) and not CJK.search(json.dumps(got.observation))
 
 
+def test_aliases_placeholders_and_older_gold_replay_as_the_contract_call():
+    """Replay keys are in the contract's terms: the model's alias names and older gold both match."""
+    book = _book(GOLD)
+    for asked in ({"medication": "Furosemide"}, {"med": " furosemide ", "patient": 1, "session_id": "other"}):
+        assert book.reply(tool=TOOL, arguments=asked, language="en").hit
+    older = ReplayBook(
+        answers={replay_key(TOOL, {"medication": "furosemide", "question": "How do you take it?"}): GOLD}
+    )
+    assert older.reply(tool=TOOL, arguments={"drug": "FUROSEMIDE"}, language="en").hit
+    # A placeholder is no argument: an empty drug asks about all medications, which this gold is not.
+    assert not book.reply(tool=TOOL, arguments={"drug": ""}, language="en").hit
+    symptoms = ReplayBook(answers={replay_key("patient.get_symptom_history", {"symptom": "chest pain"}): "It hurts."})
+    assert symptoms.reply(tool="patient.get_symptom_history", arguments={"query": "Chest pain"}, language="en").hit
+    assert replay_key("patient__get_symptom_history", {"query": "x"}) == replay_key(
+        "patient.get_symptom_history", {"query": "x"}
+    )
+
+
 def test_the_reply_is_a_copy():
     book = _book(GOLD)
-    book.reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh").observation["answer"] = "changed"
-    again = book.reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
+    book.reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh").observation["answer"] = "changed"
+    again = book.reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh")
     assert again.observation["answer"] == GOLD["answer_zh"]
 
 
@@ -60,33 +78,27 @@ def test_zh_run_without_chinese_gold_falls_back_to_english_and_says_so():
     older = {k: v for k, v in GOLD.items() if k != "answer_zh"}  # a row generated before bilingual answers
     imported = "I take the blood thinner in the morning, but I sometimes forget the evening one."  # PAB data
     for gold in (older, imported):
-        got = _book(gold).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
+        got = _book(gold).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh")
         assert (got.hit, got.language_fallback) == (True, True)
         assert got.observation["language"] == "en" and not CJK.search(got.observation["answer"])
         # The same gold in an en run is no fallback.
-        assert (
-            _book(gold).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="en").language_fallback
-            is False
-        )
-    got = _book(imported).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
+        assert _book(gold).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="en").language_fallback is False
+    got = _book(imported).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh")
     assert got.hit and got.observation["answer"] == imported
 
 
 def test_a_chinese_only_gold_is_no_fallback_in_zh_and_a_fallback_in_en():
     chinese = "我在家按时吃药。"
-    assert (
-        _book(chinese).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh").language_fallback
-        is False
-    )
-    en = _book(chinese).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="en")
+    assert _book(chinese).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh").language_fallback is False
+    en = _book(chinese).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="en")
     assert en.language_fallback is True and en.observation["language"] == "zh"
 
 
 def test_other_answer_shapes_keep_their_keys_but_follow_the_language():
     gold = {"answer": "ok", "answer_zh": "好的", "source": "Social History"}
-    zh = _book(gold).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="zh")
+    zh = _book(gold).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="zh")
     assert zh.observation == {"answer": "好的", "language": "zh", "source": "Social History"}
-    en = _book(gold).reply(tool=TOOL, arguments={"medication": "furosemide"}, language="en")
+    en = _book(gold).reply(tool=TOOL, arguments={"drug": "furosemide"}, language="en")
     assert en.observation == {"answer": "ok", "source": "Social History"} and not en.language_fallback
 
 

@@ -36,11 +36,34 @@ def test_must_not_recommend_with_negation():
 
 
 def test_write_call_parameters():
-    writes = [{"tool": "ServiceRequest.create", "arguments": {"code": "Potassium Level", "priority": "urgent"}}]
-    assert check_write_call(writes=writes, tool="ServiceRequest.create", params={"code": "potassium level"})[0]
+    writes = [{"tool": "ServiceRequest.create", "arguments": {"service_type": "Potassium Level", "priority": "urgent"}}]
+    assert check_write_call(writes=writes, tool="ServiceRequest.create", params={"service_type": "potassium level"})[0]
     assert check_write_call(writes=writes, tool="ServiceRequest.create", params={})[0]
     assert not check_write_call(writes=writes, tool="ServiceRequest.create", params={"priority": "routine"})[0]
     assert not check_write_call(writes=writes, tool="Flag.create", params={})[0]
+
+
+def test_write_call_compares_in_the_contracts_terms():
+    """The call as the tool ran it (aliases, value aliases) against the check, old checks upgraded."""
+    aliased = [{"tool": "ServiceRequest.create", "arguments": {"code": "Potassium Level", "priority": "stat"}}]
+    assert check_write_call(writes=aliased, tool="ServiceRequest.create", params={"priority": "asap"})[0]
+    # A check stored by an earlier version: its FHIR-style names are upgraded.
+    assert check_write_call(writes=aliased, tool="ServiceRequest.create", params={"code": "potassium level"})[0]
+    hold = [
+        {
+            "tool": "MedicationRequest.create",
+            "arguments": {"subject_id": 1, "medication": "Apixaban", "dose": "hold", "route": "PO", "frequency": "BID"},
+        }
+    ]
+    assert check_write_call(writes=hold, tool="MedicationRequest.create", params={"dose": "hold"})[0]
+    old = {"medication": "apixaban", "status": "on-hold"}  # the old way to hold a drug
+    assert check_write_call(writes=hold, tool="MedicationRequest.create", params=old)[0]
+    given = [{**hold[0], "arguments": {**hold[0]["arguments"], "dose": "2.5 mg"}}]
+    assert not check_write_call(writes=given, tool="MedicationRequest.create", params=old)[0]
+    # Old parameters with no place in the contract (the migration's legacy_params) are not checked.
+    assert check_write_call(writes=hold, tool="MedicationRequest.create", params={"intent": "order"})[0]
+    flag = [{"tool": "Flag.create", "arguments": {"category": "drug", "code": "bleeding", "note": "INR 4.2"}}]
+    assert check_write_call(writes=flag, tool="Flag.create", params={"category": "safety", "detail": "inr 4.2"})[0]
 
 
 def test_item_without_form_is_unscored():

@@ -27,7 +27,7 @@ def _responder(delay_s: float):
             return completion(content="Creatinine 1.4 mg/dL.", delay_s=delay_s)
         if payload["messages"][-1]["role"] == "user":
             calls = [
-                tool_call(name="Observation_search", arguments={"code": "creatinine"}),
+                tool_call(name="Observation__search", arguments={"code": "creatinine"}),
                 tool_call(name="prepare_to_answer", arguments={}),
             ]
             return completion(tool_calls=calls, delay_s=delay_s)

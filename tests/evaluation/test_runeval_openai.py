@@ -31,10 +31,12 @@ class Script:
         if payload["messages"][-1]["role"] == "user":
             return completion(
                 tool_calls=[
-                    tool_call(name="Observation_search", arguments={"code": "creatinine", "_count": 2}),
+                    tool_call(name="Observation__search", arguments={"code": "creatinine", "_count": 2}),
+                    # the single-underscore API name of earlier versions is still understood
                     tool_call(name="Observation_search", arguments='{"code": "creatinine"'),
                     tool_call(name="Lab_lookup", arguments={}),
-                    tool_call(name="patient_get_social_history", arguments={"topic": "smoking"}),
+                    # `topic` is not in the released contract: dropped with a warning, the call still runs
+                    tool_call(name="patient__get_social_history", arguments={"topic": "smoking"}),
                     tool_call(name="prepare_to_answer", arguments={}),
                 ],
                 prompt_tokens=50,
@@ -76,7 +78,7 @@ def test_end_to_end_with_tool_calls_and_llm_judge(sessions, tmp_path, key):
     assert "sk-fake" not in json.dumps(run.manifest)
     assert run.manifest["judge"]["prompt_hash"] == PROMPT_HASH
     # Tools went out with API-safe names, the system prompt carries the environment.
-    assert any(t["function"]["name"] == "Observation_search" for t in sent[0]["tools"])
+    assert any(t["function"]["name"] == "Observation__search" for t in sent[0]["tools"])
     assert (
         sessions[0].session_id in sent[0]["messages"][0]["content"] or "session_id" in sent[0]["messages"][0]["content"]
     )
@@ -86,6 +88,14 @@ def test_end_to_end_with_tool_calls_and_llm_judge(sessions, tmp_path, key):
     assert trace["n_calls"] == 5 and trace["invalid_calls"] == 2 and trace["end_reason"] == "prepare_to_answer"
     assert trace["calls"][0]["name"] == "Observation.search"
     assert trace["patient_replies"][0]["replay"] in {"hit", "miss"}
+    social = trace["steps"][0]["calls"][3]
+    assert social["name"] == "patient.get_social_history" and not social["invalid"]
+    assert social["warnings"] == social["observation"]["warnings"] and "'topic'" in social["warnings"][0]
+    assert trace["unknown_arguments"] == 1
+    assert trace["diagnostics"]["dropped_arguments"] == [
+        {"tool": "patient.get_social_history", "warning": social["warnings"][0]}
+    ]
+    assert summary["errors"]["unknown_arguments"] == sum(r.trace["unknown_arguments"] for r in results)
     assert trace["answer"] == ANSWER and trace["usage"]["prompt_tokens"] == 150
     bad = trace["steps"][0]["calls"][1]
     assert "error" in bad["observation"] and bad["parse_error"]

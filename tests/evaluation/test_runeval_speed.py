@@ -128,9 +128,9 @@ def test_outgoing_renames_names_without_changing_the_callers_objects():
     before = json.dumps([tools, messages, choice])
     to_api, _ = name_maps(tools=tools)
     out_messages, out_tools, out_choice = outgoing(messages=messages, tools=tools, tool_choice=choice, to_api=to_api)
-    assert out_tools[0]["function"]["name"] == "Observation_search"
-    assert out_messages[1]["tool_calls"][0]["function"]["name"] == "Observation_search"
-    assert out_choice["function"]["name"] == "Observation_search"
+    assert out_tools[0]["function"]["name"] == "Observation__search"
+    assert out_messages[1]["tool_calls"][0]["function"]["name"] == "Observation__search"
+    assert out_choice["function"]["name"] == "Observation__search"
     assert json.dumps([tools, messages, choice]) == before  # the caller's history and schemas are untouched
     assert out_tools[0]["function"]["parameters"] is params  # schemas are shared, not deep-copied per call
     assert outgoing(messages=messages, tools=None, tool_choice="none", to_api=to_api)[1:] == (None, "none")

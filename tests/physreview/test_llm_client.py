@@ -115,8 +115,8 @@ def test_tool_calls_are_parsed_and_names_mapped_back():
     ]
     reply = completion(
         tool_calls=[
-            tool_call(name="Observation_search", arguments={"code": "50912", "_count": 3}, call_id="c1"),
-            tool_call(name="patient_get_pain_assessment", arguments="{}", call_id="c2"),
+            tool_call(name="Observation__search", arguments={"code": "50912", "_count": 3}, call_id="c1"),
+            tool_call(name="patient__get_pain_assessment", arguments="{}", call_id="c2"),
         ]
     )
     script = Script(reply)
@@ -128,15 +128,15 @@ def test_tool_calls_are_parsed_and_names_mapped_back():
         )
     assert result.finish_reason == "tool_calls"
     first, second = result.tool_calls
-    assert (first.id, first.name, first.api_name) == ("c1", "Observation.search", "Observation_search")
+    assert (first.id, first.name, first.api_name) == ("c1", "Observation.search", "Observation__search")
     assert first.arguments == {"code": "50912", "_count": 3}
     assert first.parse_error is None
     assert (second.name, second.arguments) == ("patient.get_pain_assessment", {})
     assert result.tool_calls_ok
     sent = script.bodies[0]
-    assert [t["function"]["name"] for t in sent["tools"]] == ["Observation_search", "patient_get_pain_assessment"]
-    assert sent["tool_choice"]["function"]["name"] == "Observation_search"
-    assert sent["messages"][1]["tool_calls"][0]["function"]["name"] == "Observation_search"
+    assert [t["function"]["name"] for t in sent["tools"]] == ["Observation__search", "patient__get_pain_assessment"]
+    assert sent["tool_choice"]["function"]["name"] == "Observation__search"
+    assert sent["messages"][1]["tool_calls"][0]["function"]["name"] == "Observation__search"
     # The caller's own structures are not modified.
     assert tools[0]["function"]["name"] == "Observation.search"
     assert history[1]["tool_calls"][0]["function"]["name"] == "Observation.search"
@@ -145,8 +145,8 @@ def test_tool_calls_are_parsed_and_names_mapped_back():
 def test_malformed_tool_call_json_is_reported_not_raised():
     reply = completion(
         tool_calls=[
-            tool_call(name="Observation_search", arguments='{"code": "50912",', call_id="bad"),
-            tool_call(name="Observation_search", arguments="[1, 2]", call_id="list"),
+            tool_call(name="Observation__search", arguments='{"code": "50912",', call_id="bad"),
+            tool_call(name="Observation__search", arguments="[1, 2]", call_id="list"),
             tool_call(name="Invented_tool", arguments={"x": 1}, call_id="ok"),
         ]
     )
@@ -165,9 +165,9 @@ def test_malformed_tool_call_json_is_reported_not_raised():
 def test_colliding_tool_names_are_rejected():
     tools = [
         {"type": "function", "function": {"name": "a.b", "parameters": {}}},
-        {"type": "function", "function": {"name": "a_b", "parameters": {}}},
+        {"type": "function", "function": {"name": "a__b", "parameters": {}}},  # the release maps '.' to '__'
     ]
-    with make_client(Script()) as client, pytest.raises(ValueError, match="both map to the API name 'a_b'"):
+    with make_client(Script()) as client, pytest.raises(ValueError, match="both map to the API name 'a__b'"):
         client.chat(messages=MESSAGES, tools=tools)
 
 

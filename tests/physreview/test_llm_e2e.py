@@ -49,12 +49,12 @@ def test_scripted_session_over_real_http(server):
     server.push(
         # 1: rate limited, then a tool call
         error(429, "Rate limit reached for requests", headers={"Retry-After": "1"}),
-        completion(tool_calls=[tool_call(name="Observation_search", arguments={"category": "laboratory"})]),
+        completion(tool_calls=[tool_call(name="Observation__search", arguments={"category": "laboratory"})]),
         # 2: the first reply is slower than the client timeout, the retry answers
         completion(content="too late", delay_s=1.5),
         completion(content="Creatinine was 1.4 mg/dL.", prompt_tokens=200, completion_tokens=20),
         # 3: malformed tool-call JSON is reported to the caller, not raised
-        completion(tool_calls=[tool_call(name="Observation_search", arguments='{"category": "laboratory"')]),
+        completion(tool_calls=[tool_call(name="Observation__search", arguments='{"category": "laboratory"')]),
         # 4: a dropped connection, then a server error, then success
         Scripted(drop=True),
         error(502, "bad gateway"),
@@ -85,7 +85,7 @@ def test_scripted_session_over_real_http(server):
     assert len(server.requests) == 2 + 2 + 1 + 3
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     assert all(r.path == "/v1/chat/completions" for r in server.requests)
-    assert server.requests[0].json["tools"][0]["function"]["name"] == "Observation_search"
+    assert server.requests[0].json["tools"][0]["function"]["name"] == "Observation__search"
     assert server.requests[0].json["model"] == "gpt-4o-mini"
 
     totals = accumulator.totals()

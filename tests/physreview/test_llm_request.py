@@ -38,8 +38,8 @@ def test_body_carries_params_extra_body_and_api_safe_tools():
         **PARAMS,
         "top_k": 5,
         "tools": [
-            {"type": "function", "function": {"name": "Observation_search", "parameters": {"type": "object"}}},
-            {"type": "function", "function": {"name": "patient_get_pain_assessment", "description": "疼痛评估"}},
+            {"type": "function", "function": {"name": "Observation__search", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "patient__get_pain_assessment", "description": "疼痛评估"}},
         ],
     }
     assert "肌酐".encode() in wire.body  # Chinese sent as UTF-8 text
@@ -88,4 +88,7 @@ def test_client_sends_the_prepared_body_as_json():
     assert [r.headers["content-type"] for r in seen] == ["application/json"] * 2
     bodies = [json.loads(r.content) for r in seen]
     assert bodies[0] == bodies[1]
-    assert [t["function"]["name"] for t in bodies[0]["tools"]] == ["Observation_search", "patient_get_pain_assessment"]
+    assert [t["function"]["name"] for t in bodies[0]["tools"]] == [
+        "Observation__search",
+        "patient__get_pain_assessment",
+    ]

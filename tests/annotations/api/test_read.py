@@ -64,10 +64,19 @@ def test_turn_carries_steps_rubric_and_texts(clients, world):
     assert body["version"] == turn.version and body["status"] == "in_review"
     assert body["answer_zh"] == turn.answer_zh and body["answer_en"] == turn.answer_en
     assert [s["tool"] for s in body["steps"]] == ["Observation.search", "prepare_to_answer"]
-    assert body["steps"][0]["arguments"] == {"patient": world["a"].subject_id, "code": "creatinine"}
+    assert body["steps"][0]["arguments"] == {"subject_id": world["a"].subject_id, "code": "creatinine"}
     assert [r["text_zh"] for r in body["rubric"]] == ["指出肌酐 1.4 mg/dL", "不建议使用非甾体抗炎药"]
     assert body["rubric"][1]["is_safety"] is True
     assert body["reviews"] == []
+
+
+def test_steps_stored_by_an_earlier_version_read_in_the_contracts_terms(clients, world):
+    turn = world["a"].turns.get(index=0)
+    step = turn.steps.get(idx=0)
+    step.arguments = {"patient": world["a"].subject_id, "test_name": "creatinine"}
+    step.save(update_fields=["arguments"])
+    body = clients["rev1"].get(f"/api/turns/{turn.pk}/").json()
+    assert body["steps"][0]["arguments"] == {"subject_id": world["a"].subject_id, "code": "creatinine"}
 
 
 def test_language_selects_the_texts(clients, world):

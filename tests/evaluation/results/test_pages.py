@@ -114,11 +114,12 @@ def test_drill_down_filters(reviewer_client, runs):
     assert shown(scenario=scenario, language="en") == expected
     # Replay misses and invalid calls: the turns whose trace counts them (one is marked to be sure).
     marked = results[1]
-    marked.trace = {**marked.trace, "replay_misses": 1, "invalid_calls": 2}
+    marked.trace = {**marked.trace, "replay_misses": 1, "invalid_calls": 2, "unknown_arguments": 1}
     marked.save()
     results = list(TurnResult.objects.filter(run=run))
     assert shown(show="replay_misses") == {r.pk for r in results if r.trace.get("replay_misses")} >= {marked.pk}
     assert shown(show="invalid_calls") == {r.pk for r in results if r.trace.get("invalid_calls")} >= {marked.pk}
+    assert shown(show="unknown_arguments") == {r.pk for r in results if r.trace.get("unknown_arguments")} == {marked.pk}
 
 
 def test_turn_detail_shows_trace_verdicts_and_gold(reviewer_client, runs, tmp_path):
@@ -158,6 +159,25 @@ def test_turn_detail_shows_argument_mismatches_and_language_fallbacks(reviewer_c
     run.save()
     page = reviewer_client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
     assert "patient answers replayed in the other language: 3" in page
+
+
+def test_turn_detail_shows_the_arguments_the_tool_layer_dropped(reviewer_client, runs):
+    run, _ = runs["heuristic"]
+    result = TurnResult.objects.filter(run=run, language="en").exclude(trace__n_calls=0).order_by("pk").first()
+    warning = "unknown argument 'units' ignored; Observation.search takes: subject_id, hadm_id, category"
+    steps = result.trace["steps"]
+    call = {**steps[0]["calls"][0], "warnings": [warning]}
+    steps = [{**steps[0], "calls": [call, *steps[0]["calls"][1:]]}, *steps[1:]]
+    result.trace = {**result.trace, "steps": steps, "unknown_arguments": 1}
+    result.save()
+    html = reviewer_client.get(reverse("evaluation:turn", args=[run.pk, result.pk])).content.decode()
+    assert "1 unknown arguments dropped" in html.split('id="unknown-arguments"')[1].split("</span>")[0]
+    listed = html.split('class="muted call-warnings"')[1].split("</ul>")[0]
+    assert "unknown argument &#x27;units&#x27; ignored" in listed
+    run.summary = {**run.summary, "errors": {**run.summary["errors"], "unknown_arguments": 4}}
+    run.save()
+    page = reviewer_client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
+    assert "unknown arguments dropped: 4" in page
 
 
 def test_model_answer_markup_is_inert(reviewer_client, runs):
