@@ -1,6 +1,7 @@
 """Stored gold calls and write-call rubric checks move to the released tool contract (issue 13).
 
-Arguments the contract has no place for are not lost: they are kept in ``GoldStep.extra["legacy_arguments"]``
+Generated sessions get the contract's tool schemas in ``tools``/``tools_zh`` (imported sessions keep the
+schemas of their record). Arguments the contract has no place for are not lost: they are kept in ``GoldStep.extra["legacy_arguments"]``
 (merged with any kept before). Running the migration again changes nothing: contract arguments map to
 themselves and no leftover remains.
 """
@@ -10,7 +11,14 @@ from django.db import migrations
 
 def forward(apps, schema_editor):
     from ehr.fhir.legacy import upgrade_arguments
+    from ehr.fhir.registry import tool_schemas
 
+    Session = apps.get_model("scenarios", "Session")
+    schemas = {"tools": tool_schemas(language="en"), "tools_zh": tool_schemas(language="zh")}
+    for session in Session.objects.filter(source="generated").iterator(chunk_size=200):
+        if session.tools != schemas["tools"] or session.tools_zh != schemas["tools_zh"]:
+            session.tools, session.tools_zh = schemas["tools"], schemas["tools_zh"]
+            session.save(update_fields=["tools", "tools_zh"])
     GoldStep = apps.get_model("scenarios", "GoldStep")
     RubricItem = apps.get_model("scenarios", "RubricItem")
     for step in GoldStep.objects.all().iterator(chunk_size=500):

@@ -75,3 +75,17 @@ def test_a_check_on_a_parameter_the_contract_lacks_is_kept_as_legacy():
         "legacy_params": {"replaces": "rx-1"},
     }
     item.full_clean()  # the kept shape is a valid check
+
+
+def test_generated_sessions_get_the_contract_schemas_and_imported_ones_keep_theirs():
+    from ehr.fhir.registry import tool_schemas
+
+    old = [{"type": "function", "function": {"name": "Observation.search", "parameters": {"properties": {}}}}]
+    generated = TurnFactory(session__source="generated", session__tools=old).session
+    imported = TurnFactory(session__source="imported", session__tools=old).session
+    migration.forward(apps, None)
+    generated.refresh_from_db()
+    imported.refresh_from_db()
+    assert generated.tools == tool_schemas(language="en")
+    assert generated.tools_zh == tool_schemas(language="zh")
+    assert imported.tools == old
