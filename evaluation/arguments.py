@@ -15,7 +15,7 @@ from typing import Any
 from ehr.fhir import REGISTRY, canonical_name
 from ehr.fhir.errors import ToolError
 from ehr.fhir.legacy import upgrade_arguments
-from ehr.fhir.params import COMMON_ALIASES, Tool, clean_arguments
+from ehr.fhir.params import Tool, clean_arguments
 
 # Stands in for a required argument the call left out: a comparison does not need it, the tool would refuse it.
 _UNSET = object()
@@ -25,13 +25,6 @@ def _fills(spec: Tool) -> dict[str, Any]:
     return {p.name: _UNSET for p in spec.params if p.required}
 
 
-def _target(spec: Tool, name: str) -> str | None:
-    """The contract name an argument name stands for (itself, or what it is an alias of); None if unknown."""
-    known = {p.name for p in spec.params}
-    target = name if name in known else spec.aliases.get(name, COMMON_ALIASES.get(name))
-    return target if target in known else None
-
-
 def _one_by_one(spec: Tool, given: dict[str, Any]) -> dict[str, Any]:
     """Arguments cleaned one at a time, so that one value the tool refuses does not hide the others.
 
@@ -39,8 +32,8 @@ def _one_by_one(spec: Tool, given: dict[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     # A contract name given outright wins over an alias of it, as in clean_arguments.
-    for name, value in sorted(given.items(), key=lambda kv: _target(spec, kv[0]) != kv[0]):
-        target = _target(spec, name)
+    for name, value in sorted(given.items(), key=lambda kv: spec.contract_name(kv[0]) != kv[0]):
+        target = spec.contract_name(name)
         if target is None or target in out:
             continue
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ehr.fhir.params import COMMON_ALIASES, Tool
+from ehr.fhir.params import Tool
 from ehr.fhir.registry import REGISTRY, canonical_name
 
 # Old MedicationRequest.create statuses that the contract expresses through the dose.
@@ -27,12 +27,11 @@ def upgrade_arguments(*, tool: str, arguments: dict[str, Any]) -> tuple[dict[str
     if name is None or not isinstance(arguments, dict):
         return arguments, {}
     spec = REGISTRY[name]
-    known = {p.name for p in spec.params}
     out: dict[str, Any] = {}
     left: dict[str, Any] = {}
     for key, value in arguments.items():
-        target = key if key in known else spec.aliases.get(key, COMMON_ALIASES.get(key))
-        if target in known and target not in out:
+        target = spec.contract_name(key)
+        if target is not None and target not in out:
             out[target] = _value(spec, target, value)
         else:
             left[key] = value

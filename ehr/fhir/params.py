@@ -124,8 +124,8 @@ def _renamed(
     for name, value in arguments.items():
         if name in known:
             continue
-        target = tool.aliases.get(name, COMMON_ALIASES.get(name))
-        if target is None or target not in known:
+        target = tool.contract_name(name)
+        if target is None:
             dropped.append(name)
             warnings.append(
                 f"unknown argument '{name}' ignored; {tool.name} takes: {', '.join(p.name for p in tool.params)}"
@@ -188,6 +188,12 @@ class Tool:
     aliases: dict[str, str] = field(default_factory=dict)
     # per parameter, other spellings of enum values (lower-cased) → the contract's value
     value_aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def contract_name(self, name: str) -> str | None:
+        """The contract parameter an argument name stands for (itself or what it aliases); None if unknown."""
+        known = {p.name for p in self.params}
+        target = name if name in known else self.aliases.get(name, COMMON_ALIASES.get(name))
+        return target if target in known else None
 
     def schema(self, *, language: str, api_safe_names: bool = False) -> dict[str, Any]:
         return {
