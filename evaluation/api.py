@@ -8,15 +8,16 @@ filters of the results pages (``show=failures|safety|replay_misses|invalid_calls
 
 from __future__ import annotations
 
+from django.db.models.fields.json import KT
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
 from annotations.api.views import error_responses
 from evaluation.models import EvalRun, TurnResult
-from evaluation.results.selectors import turn_results
+from evaluation.results.selectors import DEFAULT_PROTOCOL, run_protocol, turn_results
 
 TURN_FILTERS = {
     "show": ("", "failures", "safety", "replay_misses", "invalid_calls", "unknown_arguments"),
@@ -25,9 +26,18 @@ TURN_FILTERS = {
 
 
 class EvalRunSerializer(serializers.ModelSerializer):
+    protocol = serializers.SerializerMethodField(help_text="runeval --protocol the run was played under")
+
     class Meta:
         model = EvalRun
-        fields = ["id", "model", "judge", "status", "rejudge_of", "started_at", "finished_at", "error"]
+        fields = ["id", "model", "judge", "status", "protocol", "rejudge_of", "started_at", "finished_at", "error"]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_protocol(self, run: EvalRun) -> str:
+        # Lists annotate the name (the manifest itself is deferred there).
+        if hasattr(run, "protocol_name"):
+            return run.protocol_name or DEFAULT_PROTOCOL
+        return run_protocol(manifest=run.manifest)
 
 
 class EvalRunDetailSerializer(EvalRunSerializer):
@@ -82,7 +92,9 @@ class EvalRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def get_queryset(self):
         # Lists leave out the (large) summary and manifest; the detail view reads them.
         runs = EvalRun.objects.order_by("-started_at", "-pk")
-        return runs.defer("summary", "manifest") if self.action == "list" else runs
+        if self.action != "list":
+            return runs
+        return runs.defer("summary", "manifest").annotate(protocol_name=KT("manifest__protocol__name"))
 
     def get_serializer_class(self):
         return EvalRunSerializer if self.action == "list" else EvalRunDetailSerializer

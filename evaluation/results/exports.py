@@ -13,7 +13,7 @@ from typing import Any
 
 from evaluation.models import EvalRun
 from evaluation.reports import row_of
-from evaluation.results.selectors import LANGUAGES, PAPER_COLUMNS, columns
+from evaluation.results.selectors import LANGUAGES, PAPER_COLUMNS, columns, group_by_protocol, protocols_of
 
 FORMATS = ("csv", "json", "latex", "markdown")
 _LATEX_SPECIAL = {
@@ -60,12 +60,19 @@ def _paper_cells(row: dict[str, Any]) -> list[str]:
 
 
 def leaderboard_latex(rows: Iterable[dict[str, Any]]) -> str:
-    """``Model & EN[L1 L2 L3 @T60 @S60 @T75 @S75] & ZH[…] \\\\`` with booktabs rules (values in %)."""
+    """``Model & EN[L1 L2 L3 @T60 @S60 @T75 @S75] & ZH[…] \\\\`` with booktabs rules (values in %).
+
+    The protocol is named in a comment; runs of several protocols are grouped under a labelled rule each.
+    """
+    rows = group_by_protocol(list(rows))
+    protocols = protocols_of(rows)
     n = len(PAPER_COLUMNS)
     headers = " & ".join(h for _lang in LANGUAGES for _k, h, _p in PAPER_COLUMNS)
     groups = " & ".join(rf"\multicolumn{{{n}}}{{c}}{{{lang.upper()}}}" for lang in LANGUAGES)
     rules = "".join(rf"\cmidrule(lr){{{2 + i * n}-{1 + (i + 1) * n}}}" for i in range(len(LANGUAGES)))
+    width = 1 + n * len(LANGUAGES)
     lines = [
+        f"% protocol: {', '.join(protocols) or '-'}",
         r"\begin{tabular}{l" + ("c" * n) * len(LANGUAGES) + "}",
         r"\toprule",
         rf" & {groups} \\",
@@ -74,17 +81,27 @@ def leaderboard_latex(rows: Iterable[dict[str, Any]]) -> str:
         r"\midrule",
     ]
     for row in rows:
+        if len(protocols) > 1 and row["protocol_group_start"]:
+            if row is not rows[0]:
+                lines.append(r"\midrule")
+            label = latex_escape(f"protocol: {row['protocol']}")
+            lines.append(rf"\multicolumn{{{width}}}{{l}}{{\emph{{{label}}}}} \\")
         lines.append(latex_escape(row["model"]) + " & " + " & ".join(_paper_cells(row)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 
 def leaderboard_markdown(rows: Iterable[dict[str, Any]]) -> str:
-    headers = ["Model"] + [f"{lang.upper()} {h}" for lang in LANGUAGES for _k, h, _p in PAPER_COLUMNS]
+    """The paper's columns with the protocol beside the model; runs of several protocols stay grouped."""
+    rows = group_by_protocol(list(rows))
+    headers = ["Model", "Protocol"] + [f"{lang.upper()} {h}" for lang in LANGUAGES for _k, h, _p in PAPER_COLUMNS]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
-        model = str(row["model"]).replace("|", r"\|")
-        lines.append("| " + " | ".join([model, *_paper_cells(row)]) + " |")
+        model, protocol = (str(row[k]).replace("|", r"\|") for k in ("model", "protocol"))
+        lines.append("| " + " | ".join([model, protocol, *_paper_cells(row)]) + " |")
+    if len(protocols_of(rows)) > 1:
+        lines.append("")
+        lines.append("Runs of different protocols are not comparable; they are grouped by protocol.")
     return "\n".join(lines) + "\n"
 
 

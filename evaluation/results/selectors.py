@@ -25,7 +25,9 @@ PAPER_COLUMNS = (
     ("T75", "@T75", ("pass_at_turn", "0.75")),
     ("S75", "@S75", ("pass_at_session", "0.75")),
 )
-TEXT_COLUMNS = ("id", "model", "snapshot", "language", "variant", "trials", "judge")
+TEXT_COLUMNS = ("id", "model", "protocol", "snapshot", "language", "variant", "trials", "judge")
+# Runs made before protocols existed ran PhysReview's own conditions.
+DEFAULT_PROTOCOL = "physreview"
 FAILURE_TAU = 0.6  # a "failure" in the drill-down: the turn does not pass at Pass@Turn(0.60)
 TURN_FILTERS = ("failures", "safety", "replay_misses", "invalid_calls", "unknown_arguments")
 
@@ -59,6 +61,7 @@ def columns() -> list[Column]:
     cols = [
         Column("id", _("Run"), numeric=True, percent=False),
         Column("model", _("Model"), numeric=False, percent=False),
+        Column("protocol", _("Protocol"), numeric=False, percent=False),
         Column("snapshot", _("Snapshot"), numeric=False, percent=False),
         Column("language", _("Language"), numeric=False, percent=False),
         Column("variant", _("Variant"), numeric=False, percent=False),
@@ -76,6 +79,38 @@ def columns() -> list[Column]:
 COLUMN_KEYS = frozenset(c.key for c in columns())
 
 
+def run_protocol(*, manifest: dict[str, Any] | None) -> str:
+    """The protocol a run was played under (``runeval --protocol``), from its manifest."""
+    protocol = (manifest or {}).get("protocol")
+    name = protocol.get("name") if isinstance(protocol, dict) else protocol
+    return str(name) if name else DEFAULT_PROTOCOL
+
+
+def protocol_settings(*, manifest: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The protocol's recorded settings as ``(name, value)`` pairs for display, name first."""
+    protocol = (manifest or {}).get("protocol")
+    if not isinstance(protocol, dict):
+        return [("name", run_protocol(manifest=manifest))]
+    return [(str(k), "—" if v is None else str(v)) for k, v in protocol.items()]
+
+
+def group_by_protocol(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows grouped by protocol (groups in order of first appearance, rows keep their order within a
+    group), each marked with ``protocol_group_start`` at the first row of a group: scores of different
+    protocols are not comparable, so no ranking interleaves them."""
+    order: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        order.setdefault(row["protocol"], []).append(row)
+    out = []
+    for group in order.values():
+        out += [{**row, "protocol_group_start": i == 0} for i, row in enumerate(group)]
+    return out
+
+
+def protocols_of(rows: list[dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(row["protocol"] for row in rows))
+
+
 def run_row(*, run: EvalRun) -> dict[str, Any]:
     """One leaderboard row of a run, every figure copied from its summary."""
     summary = run.summary or {}
@@ -86,6 +121,7 @@ def run_row(*, run: EvalRun) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": run.pk,
         "model": summary.get("model") or run.model,
+        "protocol": run_protocol(manifest=manifest),
         "judge": summary.get("judge") or run.judge,
         "snapshot": summary.get("snapshot") or (manifest.get("dataset") or {}).get("label") or "",
         "language": "+".join(sorted(metrics)) or "+".join(params.get("languages") or []),
@@ -127,7 +163,7 @@ def leaderboard(*, sort: str = "id", direction: str = "desc", run_ids: list[int]
     runs = finished_runs()
     if run_ids is not None:
         runs = runs.filter(pk__in=run_ids)
-    return sort_rows([run_row(run=r) for r in runs], sort=sort, direction=direction)
+    return group_by_protocol(sort_rows([run_row(run=r) for r in runs], sort=sort, direction=direction))
 
 
 def get_runs(*, ids: list[int]) -> list[EvalRun]:
@@ -173,7 +209,8 @@ def compare(*, a: EvalRun, b: EvalRun) -> dict[str, Any]:
                 cells.append({"metric": metric, "a": va, "b": vb, "delta": _delta(va, vb)})
             entries.append({"value": value, "n_a": ea.get("n_turns"), "n_b": eb.get("n_turns"), "cells": cells})
         slices.append({"dimension": dim, "entries": entries})
-    return {"a": row_a, "b": row_b, "headline": headline, "slices": slices}
+    mismatch = row_a["protocol"] != row_b["protocol"]
+    return {"a": row_a, "b": row_b, "headline": headline, "slices": slices, "protocol_mismatch": mismatch}
 
 
 def turn_results(*, run: EvalRun, filters: dict[str, str]) -> QuerySet[TurnResult]:

@@ -79,6 +79,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "languages": [lang.upper() for lang in selectors.LANGUAGES],
         "cost_chart": cost_chart,
         "any_cost": any(r["cost"] is not None for r in rows),
+        "protocols": selectors.protocols_of(rows),
+        "mixed_protocols": len(selectors.protocols_of(rows)) > 1,
     }
     return render(request, "evaluation/results/leaderboard.html", context)
 
@@ -167,6 +169,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "slice_charts": _slice_charts(summary),
         "pass_hat_chart": _pass_hat_chart(summary) if summary.get("metrics") else None,
         "lang_tables": _lang_tables(summary),
+        "protocol_settings": selectors.protocol_settings(manifest=run.manifest),
     }
     return render(request, "evaluation/results/run.html", context)
 

@@ -30,6 +30,14 @@ def test_list_and_detail_carry_the_summary_json_of_the_run(runs, api):
     assert detail["manifest"]["model"] == "rules:oracle"
 
 
+def test_runs_name_their_protocol(runs, api):
+    run, _summary = runs["oracle"]
+    type(run).objects.filter(pk=run.pk).update(manifest={**run.manifest, "protocol": {"name": "release"}})
+    listed = {r["id"]: r["protocol"] for r in api.get("/api/runs/").json()["results"]}
+    assert listed == {run.pk: "release", runs["heuristic"][0].pk: "physreview"}
+    assert api.get(f"/api/runs/{run.pk}/").json()["protocol"] == "release"
+
+
 def test_turns_are_paginated_and_filtered_like_the_drill_down(runs, api):
     run, _ = runs["heuristic"]
     total = TurnResult.objects.filter(run=run).count()

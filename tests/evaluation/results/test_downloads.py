@@ -45,6 +45,7 @@ def test_latex_table_in_the_papers_layout(runs, capsys):
     (oracle, so), (heuristic, _sh) = runs["oracle"], runs["heuristic"]
     call_command("results_table", "--runs", f"{heuristic.pk},{oracle.pk}")
     out = capsys.readouterr().out.splitlines()
+    assert out.pop(0) == "% protocol: physreview"
     assert out[0] == r"\begin{tabular}{l" + "c" * 14 + "}" and out[1] == r"\toprule"
     assert out[2] == r" & \multicolumn{7}{c}{EN} & \multicolumn{7}{c}{ZH} \\"
     assert out[4] == r"Model & " + " & ".join(["L1", "L2", "L3", "@T60", "@S60", "@T75", "@S75"] * 2) + r" \\"
@@ -60,9 +61,38 @@ def test_latex_table_in_the_papers_layout(runs, capsys):
 def test_markdown_and_csv_formats_and_latest(runs, capsys):
     call_command("results_table", "--latest", "1", "--format", "markdown")
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("| Model | EN L1 |") and len(out) == 3
+    assert out[0].startswith("| Model | Protocol | EN L1 |") and len(out) == 3
+    assert out[2].split(" | ")[1] == "physreview"
     call_command("results_table", "--format", "csv")
     assert len(list(csv.DictReader(io.StringIO(capsys.readouterr().out)))) == 2
+
+
+def _as_release(run: EvalRun) -> None:
+    manifest = {**run.manifest, "protocol": {"name": "release", "literacy": "high"}}
+    summary = {**run.summary, "manifest": {**run.summary.get("manifest", {}), **manifest}}
+    EvalRun.objects.filter(pk=run.pk).update(manifest=manifest, summary=summary)
+
+
+def test_runs_of_different_protocols_are_grouped_and_labelled(runs, capsys):
+    (oracle, _so), (heuristic, _sh) = runs["oracle"], runs["heuristic"]
+    _as_release(oracle)
+    call_command("results_table", "--runs", f"{oracle.pk},{heuristic.pk}")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "% protocol: release, physreview"
+    body = out[out.index(r"\midrule") + 1 : -2]
+    assert body[0] == r"\multicolumn{15}{l}{\emph{protocol: release}} \\"
+    assert body[1].startswith("rules:oracle & ") and body[2] == r"\midrule"
+    assert body[3] == r"\multicolumn{15}{l}{\emph{protocol: physreview}} \\"
+    assert body[4].startswith("rules:heuristic & ") and len(body) == 5
+    call_command("results_table", "--format", "markdown")
+    md = capsys.readouterr().out.splitlines()
+    assert [line.split(" | ")[1] for line in md[2:4]] == ["physreview", "release"] or [
+        line.split(" | ")[1] for line in md[2:4]
+    ] == ["release", "physreview"]
+    assert md[-1] == "Runs of different protocols are not comparable; they are grouped by protocol."
+    call_command("results_table", "--format", "csv")
+    protocols = {int(r["id"]): r["protocol"] for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert protocols == {oracle.pk: "release", heuristic.pk: "physreview"}
 
 
 def test_latex_escapes_model_names(runs, capsys):

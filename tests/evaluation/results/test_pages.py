@@ -205,3 +205,31 @@ def test_login_required(client, runs):
     run, _ = runs["oracle"]
     for url in (reverse("evaluation:leaderboard"), reverse("evaluation:run", args=[run.pk])):
         assert client.get(url).status_code == 302
+
+
+def _played_under(run, protocol: dict) -> None:
+    manifest = {**run.manifest, "protocol": protocol}
+    type(run).objects.filter(pk=run.pk).update(manifest=manifest, summary={**run.summary, "manifest": manifest})
+
+
+def test_pages_name_the_protocol_and_mark_mixed_protocols(reviewer_client, runs):
+    (oracle, _so), (heuristic, _sh) = runs["oracle"], runs["heuristic"]
+    url = reverse("evaluation:leaderboard")
+    html = reviewer_client.get(url).content.decode()
+    # One protocol: named in its column, no grouping notice.
+    assert _cell(html, oracle.pk, "protocol") == "physreview" and 'id="mixed-protocols"' not in html
+    _played_under(oracle, {"name": "release", "literacy": "low", "max_steps": 8})
+    html = reviewer_client.get(url, {"sort": "en_L1", "dir": "desc"}).content.decode()
+    assert 'id="mixed-protocols"' in html and _cell(html, oracle.pk, "protocol") == "release"
+    groups = re.findall(r'<tr class="protocol-group" data-protocol="(\w+)">', html)
+    assert sorted(groups) == ["physreview", "release"]
+    # Each group heads its own rows: no ranking interleaves the two protocols.
+    order = re.findall(r'data-protocol="(\w+)">|<tr data-run="(\d+)">', html)
+    flat = [g or int(r) for g, r in order]
+    assert flat.index(oracle.pk) == flat.index("release") + 1
+    assert flat.index(heuristic.pk) == flat.index("physreview") + 1
+    page = reviewer_client.get(reverse("evaluation:run", args=[oracle.pk])).content.decode()
+    shown = re.search(r'<dd id="run-protocol">(.*?)</dd>', page, re.S).group(1)
+    assert shown.startswith("release") and "literacy: low" in shown and "max_steps: 8" in shown
+    compared = reviewer_client.get(reverse("evaluation:compare"), {"a": heuristic.pk, "b": oracle.pk})
+    assert 'id="protocol-mismatch"' in compared.content.decode()
