@@ -7,14 +7,21 @@ Shape (every key always present in a full snapshot)::
       "request_explicit_zh": str, "request_implicit_zh": str,
       "subtype": "NA" | "PE" | "AE" | None,
       "answer_en": str, "answer_zh": str,
-      "rubric": [{"id": int | None, "text_en": str, "text_zh": str, "is_safety": bool, "machine_check": {...} | None}],
+      "rubric": [{"id": int | None, "text_en": str, "text_zh": str, "is_safety": bool, "machine_check": {...} | None,
+                  # only on items the rubric compiler made a suggestion for (compiled: read-only)
+                  "compiled_state": "suggested" | "accepted" | "edited" | "removed",
+                  "compiled": {"check", "rule", "confidence", "note"} | None}],
       "steps": [{"idx": int, "tool": str, "arguments": {...}}],   # only ``arguments`` is editable (contract names)
     }
 
 ``rubric[].id`` is the RubricItem row a proposed item derives from (``None`` for a new item); it is how
-agreement statistics tell a kept item from a dropped one. A *change set* is a partial snapshot: keys it
-omits keep their current value. :func:`flatten` gives field-level keys (``rubric.1.text_zh``,
-``steps.0.arguments``) used by revisions and diffs.
+agreement statistics tell a kept item from a dropped one. ``compiled`` is the rubric compiler's
+suggestion (scenarios.rubric_compiler), shown, never written; the reviewer's decision on it is
+``compiled_state`` (accept: ``accepted`` and the check copied into ``machine_check``; edit: ``edited``
+and the edited check in ``machine_check``; remove: ``removed``), so it is a field of the revision history.
+A change set that leaves ``compiled_state`` out keeps the item's current decision.
+A *change set* is a partial snapshot: keys it omits keep their current value. :func:`flatten` gives
+field-level keys (``rubric.1.text_zh``, ``steps.0.arguments``) used by revisions and diffs.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import re
 from typing import Any
 
 from annotations.steps import ArgumentsOutsideContract, contract_arguments, rerun_step
-from scenarios.models import RubricItem, Subtype, Turn
+from scenarios.models import CompiledState, RubricItem, Subtype, Turn
 from scenarios.rubric_checks import validate_rubric_check
 
 TEXT_FIELDS = (
@@ -38,7 +45,9 @@ TEXT_FIELDS = (
 )
 SCALAR_FIELDS = (*TEXT_FIELDS, "subtype")
 KEYS = (*SCALAR_FIELDS, "rubric", "steps")
-RUBRIC_KEYS = ("id", "text_en", "text_zh", "is_safety", "machine_check")
+RUBRIC_KEYS = ("id", "text_en", "text_zh", "is_safety", "machine_check", "compiled_state", "compiled")
+# Item attributes a revision records (``compiled`` is the compiler's, read-only).
+RUBRIC_FIELDS = ("text_en", "text_zh", "is_safety", "machine_check", "compiled_state")
 
 
 class InvalidContent(ValueError):
@@ -56,6 +65,8 @@ def snapshot(*, turn: Turn) -> dict[str, Any]:
                 "text_zh": r.text_zh,
                 "is_safety": r.is_safety,
                 "machine_check": r.machine_check,
+                # Only items the compiler made a suggestion for carry these two keys.
+                **({"compiled_state": r.compiled_state, "compiled": _compiled(r)} if r.compiled_state else {}),
             }
             for r in sorted(turn.rubric_items.all(), key=lambda r: r.idx)
         ],
@@ -63,6 +74,17 @@ def snapshot(*, turn: Turn) -> dict[str, Any]:
             {"idx": s.idx, "tool": s.tool, "arguments": s.arguments}
             for s in sorted(turn.steps.all(), key=lambda s: s.idx)
         ],
+    }
+
+
+def _compiled(row: RubricItem) -> dict[str, Any] | None:
+    if row.compiled_check is None:
+        return None
+    return {
+        "check": row.compiled_check,
+        "rule": row.compiled_rule,
+        "confidence": row.compiled_confidence,
+        "note": row.compiled_note,
     }
 
 
@@ -83,13 +105,36 @@ def _rubric_item(item: Any, where: str) -> dict[str, Any]:
     item_id = item.get("id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, int)):
         raise InvalidContent(f"{where}: id must be an integer or null")
+    state = item.get("compiled_state")
+    if state is not None and state not in CompiledState.values:
+        raise InvalidContent(
+            f"{where}: compiled_state must be one of {', '.join(v for v in CompiledState.values if v)}"
+        )
     return {
         "id": item_id,
         "text_en": text_en,
         "text_zh": text_zh,
         "is_safety": item.get("is_safety", False),
         "machine_check": item.get("machine_check"),
+        "compiled_state": state,  # None: keep the current decision (resolved against the base)
+        "compiled": None,
     }
+
+
+def _resolve_compiled(items: list[dict[str, Any]], base: list[dict[str, Any]]) -> None:
+    """Take ``compiled`` from the base item of the same id; a missing decision keeps the base one."""
+    by_id = {b.get("id"): b for b in base if b.get("id") is not None}
+    for i, item in enumerate(items):
+        origin = by_id.get(item["id"]) if item["id"] is not None else None
+        item["compiled"] = origin.get("compiled") if origin else None
+        if item["compiled_state"] is None:
+            item["compiled_state"] = (origin.get("compiled_state") or "") if origin else ""
+        if item["compiled_state"] not in ("", CompiledState.REMOVED) and item["compiled"] is None:
+            raise InvalidContent(f"rubric {i}: compiled_state {item['compiled_state']!r} needs a compiled suggestion")
+        if item["compiled_state"] == "" and item["compiled"] is not None:
+            item["compiled_state"] = CompiledState.SUGGESTED
+        if not item["compiled_state"]:
+            del item["compiled_state"], item["compiled"]  # the shape of an item without a suggestion
 
 
 def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +157,7 @@ def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str,
         if not isinstance(changes["rubric"], list):
             raise InvalidContent("rubric: must be a list")
         out["rubric"] = [_rubric_item(item, f"rubric {i}") for i, item in enumerate(changes["rubric"])]
+        _resolve_compiled(out["rubric"], base.get("rubric", []))
         ids = [item["id"] for item in out["rubric"] if item["id"] is not None]
         if len(ids) != len(set(ids)):
             raise InvalidContent("rubric: an item id appears twice (copy an item with id null)")
@@ -152,7 +198,9 @@ def flatten(content: dict[str, Any]) -> dict[str, Any]:
     """Field-level view: one key per text/flag, per rubric item attribute and per step's arguments."""
     flat: dict[str, Any] = {name: content.get(name) for name in SCALAR_FIELDS}
     for i, item in enumerate(content.get("rubric", [])):
-        for key in RUBRIC_KEYS[1:]:
+        for key in RUBRIC_FIELDS:
+            if key == "compiled_state" and not item.get(key):
+                continue  # no suggestion (or a snapshot stored before the compiler existed)
             flat[f"rubric.{i}.{key}"] = item.get(key)
     for step in content.get("steps", []):
         flat[f"steps.{step['idx']}.arguments"] = step.get("arguments")
@@ -166,7 +214,7 @@ def changed_fields(*, before: dict[str, Any], after: dict[str, Any]) -> list[tup
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
 
 
-_RUBRIC_FIELD = re.compile(r"rubric\.(\d+)\.(text_en|text_zh|is_safety|machine_check)")
+_RUBRIC_FIELD = re.compile(r"rubric\.(\d+)\.(text_en|text_zh|is_safety|machine_check|compiled_state)")
 _STEP_FIELD = re.compile(r"steps\.(\d+)\.arguments")
 
 
@@ -176,6 +224,8 @@ def parse_field(field: str, text: str) -> Any:
     text = text.replace("\r\n", "\n")
     if field in TEXT_FIELDS or field.endswith(("text_en", "text_zh")):
         return text
+    if field.endswith("compiled_state"):
+        return text.strip()
     if field == "subtype":
         return text.strip() or None
     if not text.strip():
@@ -200,7 +250,13 @@ def apply_flat(*, base: dict[str, Any], flat: dict[str, Any]) -> dict[str, Any]:
             index, key = int(match[1]), match[2]
             while len(out["rubric"]) <= index:
                 out["rubric"].append(
-                    {"id": None, "text_en": "", "text_zh": "", "is_safety": False, "machine_check": None}
+                    {
+                        "id": None,
+                        "text_en": "",
+                        "text_zh": "",
+                        "is_safety": False,
+                        "machine_check": None,
+                    }
                 )
             out["rubric"][index][key] = (bool(value) if key == "is_safety" else value) if value is not None else None
             if key in ("text_en", "text_zh") and value is None:
@@ -241,6 +297,9 @@ def write(*, turn: Turn, content: dict[str, Any]) -> None:
         row.idx = idx
         row.text_en, row.text_zh = item["text_en"], item["text_zh"]
         row.is_safety, row.machine_check = item["is_safety"], item["machine_check"]
+        # The suggestion stays the compiler's; the row takes the reviewer's decision on it (none without one).
+        state = item.get("compiled_state") or ""
+        row.compiled_state = state if row.compiled_check is not None or state == CompiledState.REMOVED else ""
         row.save()  # validates machine_check
     for step in turn.steps.all():
         new = next((s["arguments"] for s in content["steps"] if s["idx"] == step.idx), step.arguments)

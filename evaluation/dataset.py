@@ -35,9 +35,23 @@ class EvalRubric:
     text_zh: str
     is_safety: bool
     machine_check: dict[str, Any] | None
+    # The rubric compiler's suggestion and the reviewer's decision on it (scenarios.rubric_compiler).
+    compiled_check: dict[str, Any] | None = None
+    compiled_rule: str = ""
+    compiled_state: str = ""
 
     def text(self, language: str) -> str:
         return (self.text_zh or self.text_en) if language == "zh" else self.text_en
+
+    @property
+    def scoring_check(self) -> tuple[dict[str, Any] | None, str]:
+        """(check the rules judge scores, its source): ``machine`` (stored), ``compiled`` (a suggestion
+        not removed) or ``none``; as ``scenarios.models.RubricItem.scoring_check``."""
+        if self.machine_check is not None:
+            return self.machine_check, "machine"
+        if self.compiled_check is not None and self.compiled_state not in ("", "removed"):
+            return self.compiled_check, "compiled"
+        return None, "none"
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,12 @@ class EvalTurn:
     gold_steps: tuple[EvalStep, ...]
     answers: dict[str, str]
     rubric: tuple[EvalRubric, ...]
+    # The Chinese run's own gold steps (a release record's ``answer_list_zh``); None: ``gold_steps``.
+    gold_steps_zh: tuple[EvalStep, ...] | None = None
+
+    def steps_for(self, language: str) -> tuple[EvalStep, ...]:
+        """The gold steps of a run in ``language`` (as the released runner picks them)."""
+        return self.gold_steps_zh if language == "zh" and self.gold_steps_zh is not None else self.gold_steps
 
     def request(self, *, variant: str, language: str) -> str:
         """The physician's request; an empty form falls back to the other variant (turn 0 has one form)."""
@@ -79,11 +99,26 @@ class EvalSession:
     scenario: str
     tier: int
     turns: tuple[EvalTurn, ...]
+    # What the release gives the model: the record's environment text and its own tool schemas.
+    env_info: str = ""
+    tools: tuple[dict[str, Any], ...] = ()
+    tools_zh: tuple[dict[str, Any], ...] | None = None
 
     @property
     def patient_answers(self) -> tuple[EvalStep, ...]:
         """Every gold patient answer of the session (a later turn may repeat an earlier question)."""
         return tuple(a for t in self.turns for a in t.patient_answers)
+
+    def patient_steps(self, language: str) -> tuple[EvalStep, ...]:
+        """The gold patient steps of a run in ``language``, in session order (release replay by order)."""
+        return tuple(s for t in self.turns for s in t.steps_for(language) if s.tool.startswith("patient."))
+
+    def tool_schemas(self, language: str) -> tuple[dict[str, Any], ...]:
+        """The session's stored schemas for ``language``: ``tools_zh`` for Chinese when present, else
+        ``tools`` (as :func:`scenarios.selectors.session_tool_schemas`); empty when none are stored."""
+        if language == "zh" and self.tools_zh is not None:
+            return self.tools_zh
+        return self.tools
 
 
 @dataclass(frozen=True)
@@ -124,7 +159,26 @@ def _demographics(*, subject_id: int, current_date: dt.date) -> tuple[int | None
     return age, {"M": "male", "F": "female"}.get(patient.gender, patient.gender)
 
 
-def _turn(*, index: int, fields: dict[str, Any], steps: list[EvalStep], rubric: list[EvalRubric]) -> EvalTurn:
+def _steps(raw: list[Any]) -> tuple[EvalStep, ...]:
+    return tuple(EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in raw)
+
+
+def _steps_zh(extra: dict[str, Any] | None, index: int) -> tuple[EvalStep, ...] | None:
+    """A turn's ``answer_list_zh`` entry (kept in ``Turn.extra`` by the importer), if any."""
+    from scenarios.pab.schema import ANSWER_LIST_ZH, parse_steps
+
+    raw = (extra or {}).get(ANSWER_LIST_ZH)
+    return None if raw is None else _steps(parse_steps(raw, f"answer_list_zh[{index}]"))
+
+
+def _turn(
+    *,
+    index: int,
+    fields: dict[str, Any],
+    steps: list[EvalStep],
+    rubric: list[EvalRubric],
+    steps_zh: tuple[EvalStep, ...] | None = None,
+) -> EvalTurn:
     return EvalTurn(
         index=index,
         task_type=fields["task_type"],
@@ -137,6 +191,7 @@ def _turn(*, index: int, fields: dict[str, Any], steps: list[EvalStep], rubric: 
         gold_steps=tuple(steps),
         answers={"en": fields.get("answer_en", ""), "zh": fields.get("answer_zh", "")},
         rubric=tuple(rubric),
+        gold_steps_zh=steps_zh,
     )
 
 
@@ -153,22 +208,43 @@ def _session(*, fields: dict[str, Any], turns: list[EvalTurn]) -> EvalSession:
         scenario=fields["scenario"],
         tier=fields["tier"],
         turns=tuple(turns),
+        env_info=fields.get("env_info") or "",
+        tools=tuple(fields.get("tools") or ()),
+        tools_zh=None if fields.get("tools_zh") is None else tuple(fields["tools_zh"]),
     )
+
+
+def _steps_of(steps: Iterable[Any]) -> list[EvalStep]:
+    """Gold steps (database rows or parsed record steps) as :class:`EvalStep`."""
+    return [EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in steps]
+
+
+def _rubric_of(items: Iterable[Any]) -> list[EvalRubric]:
+    """Rubric items (database rows or parsed record items) as :class:`EvalRubric`."""
+    return [
+        EvalRubric(
+            idx=r.idx,
+            text_en=r.text_en,
+            text_zh=r.text_zh,
+            is_safety=r.is_safety,
+            machine_check=r.machine_check,
+            compiled_check=r.compiled_check,
+            compiled_rule=r.compiled_rule,
+            compiled_state=r.compiled_state,
+        )
+        for r in items
+    ]
 
 
 def session_from_model(session: Any) -> EvalSession:
     """One ``scenarios.Session`` (with turns, steps and rubric prefetched or not) as an EvalSession."""
     turns = []
     for t in session.turns.all():
-        steps = [EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in t.steps.all()]
-        rubric = [
-            EvalRubric(
-                idx=r.idx, text_en=r.text_en, text_zh=r.text_zh, is_safety=r.is_safety, machine_check=r.machine_check
-            )
-            for r in t.rubric_items.all()
-        ]
+        steps = _steps_of(t.steps.all())
+        rubric = _rubric_of(t.rubric_items.all())
         fields = {name: getattr(t, name) for name in _TURN_FIELDS}
-        turns.append(_turn(index=t.index, fields=fields, steps=steps, rubric=rubric))
+        steps_zh = _steps_zh(t.extra, t.index)
+        turns.append(_turn(index=t.index, fields=fields, steps=steps, rubric=rubric, steps_zh=steps_zh))
     fields = {name: getattr(session, name) for name in _SESSION_FIELDS}
     return _session(fields=fields, turns=turns)
 
@@ -184,7 +260,18 @@ _TURN_FIELDS = (
     "answer_en",
     "answer_zh",
 )
-_SESSION_FIELDS = ("session_id", "record_id", "subject_id", "hadm_id", "current_date", "scenario", "tier")
+_SESSION_FIELDS = (
+    "session_id",
+    "record_id",
+    "subject_id",
+    "hadm_id",
+    "current_date",
+    "scenario",
+    "tier",
+    "env_info",
+    "tools",
+    "tools_zh",
+)
 
 
 def from_sessions(queryset: Any, *, label: str = "db") -> EvalDataset:
@@ -216,14 +303,10 @@ def session_from_record(record: dict[str, Any]) -> EvalSession:
     parsed = parse_record(record)
     turns = []
     for index, t in enumerate(parsed.turns):
-        steps = [EvalStep(tool=s.tool, arguments=s.arguments or {}, observation=s.observation) for s in t.steps]
-        rubric = [
-            EvalRubric(
-                idx=r.idx, text_en=r.text_en, text_zh=r.text_zh, is_safety=r.is_safety, machine_check=r.machine_check
-            )
-            for r in t.rubric
-        ]
-        turns.append(_turn(index=index, fields=t.fields, steps=steps, rubric=rubric))
+        steps = _steps_of(t.steps)
+        rubric = _rubric_of(t.rubric)
+        steps_zh = _steps_zh(t.fields.get("extra"), index)
+        turns.append(_turn(index=index, fields=t.fields, steps=steps, rubric=rubric, steps_zh=steps_zh))
     return _session(fields=parsed.fields, turns=turns)
 
 

@@ -1,5 +1,9 @@
 """Patient replay: patient tools are answered from the reviewed gold patient answers (``--live-patient`` opts out).
 
+Two ways to find the answer: :class:`ReplayBook` (PhysReview's, by tool and arguments, below) and
+:class:`OrderReplayBook` (``runeval --protocol release``: by tool name and call order, arguments
+ignored, a chosen health-literacy variant, as the released runner does).
+
 A call matches a gold answer when the tool name and the *normalised* arguments are equal.
 Normalising puts the arguments in the released contract's terms (:mod:`evaluation.arguments`: alias
 names such as ``medication``/``symptom`` map to ``drug``/``query``, placeholders and unknown names
@@ -143,3 +147,54 @@ class ReplayBook:
             return Replayed(patient_reply(tool=tool, answer=MISS_REPLY[language], language=language), hit=False)
         observation, fallback = localise(tool=tool, gold=self.answers[key], language=language)
         return Replayed(json.loads(json.dumps(observation, default=str)), hit=True, language_fallback=fallback)
+
+
+def _literacy_text(*, tool: str, gold: Any, language: str, literacy: str) -> tuple[str, bool, bool]:
+    """``(text, literacy_fallback, language_fallback)`` of one gold patient answer, as the release
+    replays it: the ``literacy`` variant of ``patient_responses_all_literacy``, else ``patient_response``
+    (counted as a literacy fallback); a PhysReview answer has no variants (also a fallback)."""
+    if isinstance(gold, dict) and "patient_response" in gold:
+        variants = gold.get("patient_responses_all_literacy")
+        chosen = variants.get(literacy) if isinstance(variants, dict) else None
+        if isinstance(chosen, str):
+            return chosen, False, False
+        text = str(gold.get("patient_response") or "")
+        return text, True, bool(text) and _text_language(text) != language
+    observation, language_fallback = localise(tool=tool, gold=gold, language=language)
+    answer = observation.get("answer")
+    text = answer if isinstance(answer, str) else json.dumps(observation, ensure_ascii=False, default=str)
+    return text, True, language_fallback
+
+
+@dataclass
+class OrderReplayBook:
+    """The released runner's patient replay: gold answers per tool name, handed out in call order
+    (arguments ignored), starting over when a tool is called more often than the gold answers it."""
+
+    answers: dict[str, list[Any]] = field(default_factory=dict)
+    served: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def for_session(cls, session: EvalSession, *, language: str) -> OrderReplayBook:
+        book = cls()
+        for step in session.patient_steps(language):
+            book.answers.setdefault(canonical_name(step.tool) or step.tool, []).append(step.observation)
+        return book
+
+    def advance(self, *, tool: str) -> None:
+        name = canonical_name(tool) or tool
+        if self.answers.get(name):
+            self.served[name] = self.served.get(name, 0) + 1
+
+    def reply(self, *, tool: str, language: str, literacy: str) -> tuple[Replayed, bool]:
+        """``(reply, literacy_fallback)``; the reply's observation is ``{"patient_response": text}``."""
+        name = canonical_name(tool) or tool
+        golds = self.answers.get(name) or []
+        if not golds:
+            return Replayed({"patient_response": MISS_REPLY[language]}, hit=False), False
+        index = self.served.get(name, 0)
+        self.served[name] = index + 1
+        text, literacy_fallback, language_fallback = _literacy_text(
+            tool=name, gold=golds[index % len(golds)], language=language, literacy=literacy
+        )
+        return Replayed({"patient_response": text}, hit=True, language_fallback=language_fallback), literacy_fallback

@@ -15,7 +15,9 @@ from evaluation import dataset as ds
 from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
 from evaluation.agents.rules import rules_agent
 from evaluation.judges.llm import LLMJudge
+from evaluation.judges.release import ReleaseJudge
 from evaluation.judges.rules import RulesJudge
+from evaluation.protocols import DEFAULT_PROTOCOL
 from evaluation.services import RunOptions
 from physreview.llm import LLMClient, LLMConfigError
 
@@ -117,6 +119,7 @@ def build_agent(
     temperature: float | None,
     reasoning_effort: str | None,
     concurrency: int,
+    max_tokens: int | None = None,
 ) -> tuple[Any, dict[str, Any] | None]:
     """``(agent, endpoint info for the manifest)``; built-in ``rules:*`` agents need no endpoint."""
     if model.startswith("rules:"):
@@ -132,11 +135,16 @@ def build_agent(
         raise EvalSetupError(str(exc)) from None
     client = _client(config)
     check_reachable(config.base_url)
-    agent = OpenAIAgent(client=client, temperature=temperature, reasoning_effort=reasoning_effort)
+    agent = OpenAIAgent(
+        client=client, temperature=temperature, reasoning_effort=reasoning_effort, max_tokens=max_tokens
+    )
     return agent, endpoint_info(config)
 
 
-def build_judge(*, judge: str, base_url: str | None, api_key_env: str | None, concurrency: int) -> Any:
+def build_judge(
+    *, judge: str, base_url: str | None, api_key_env: str | None, concurrency: int, protocol: str = DEFAULT_PROTOCOL
+) -> Any:
+    """The rules judge (any protocol), or an LLM judge: the release's inputs under ``--protocol release``."""
     if judge == "rules":
         return RulesJudge()
     try:
@@ -152,7 +160,7 @@ def build_judge(*, judge: str, base_url: str | None, api_key_env: str | None, co
         raise EvalSetupError(f"--judge: {exc}") from None
     client = _client(config)
     check_reachable(config.base_url)
-    return LLMJudge(client=client)
+    return ReleaseJudge(client=client) if protocol == "release" else LLMJudge(client=client)
 
 
 def options_for_run(run: Any, *, concurrency: int | None = None) -> RunOptions:
@@ -171,7 +179,9 @@ def parts_for_run(
     concurrency: int | None = None,
     judge_base_url: str | None = None,
 ) -> tuple[Any, Any, ds.EvalDataset, RunOptions]:
-    """``(agent, judge, dataset, options)`` of a stored run, rebuilt from its manifest (resume, workers).
+    """``(agent, judge, dataset, options)`` of a stored run, rebuilt from its manifest (resume, workers);
+    the protocol and its settings come back with the options (a run made before protocols existed
+    has none stored and is a ``physreview`` run).
 
     ``base_url`` / ``api_key_env`` override the stored endpoint (it may have moved; a judge that lived
     on the same endpoint moves with it unless ``judge_base_url`` says otherwise); the key itself is read
@@ -187,6 +197,7 @@ def parts_for_run(
         temperature=options.temperature,
         reasoning_effort=options.reasoning_effort,
         concurrency=options.concurrency,
+        max_tokens=options.max_tokens,
     )
     judge_info = run.manifest.get("judge") or {}
     judge_endpoint = judge_info.get("endpoint") or {}
@@ -198,5 +209,6 @@ def parts_for_run(
         base_url=judge_base_url or stored_judge_url or base_url or endpoint.get("base_url"),
         api_key_env=judge_endpoint.get("api_key_env") or api_key_env or endpoint.get("api_key_env"),
         concurrency=options.concurrency,
+        protocol=options.protocol,
     )
     return agent, judge, dataset, options

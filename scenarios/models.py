@@ -97,6 +97,9 @@ class GenerationRun(models.Model):
     # NULL = unknown (e.g. a model missing from the price table), which is not the same as free.
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     errors = models.JSONField(default=list, blank=True)
+    # Why attempts were rejected, one {index, attempt, gate, turn, message} per gate failure of every
+    # rejected attempt (also those before an attempt that passed); see scenarios.generation.reasons.
+    rejections = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -222,6 +225,16 @@ class GoldStep(models.Model):
         return f"{self.turn}#{self.idx} {self.tool}"
 
 
+class CompiledState(models.TextChoices):
+    """The reviewer's decision on a compiled suggestion (``""``: the compiler has none for the item)."""
+
+    NONE = "", "none"
+    SUGGESTED = "suggested"
+    ACCEPTED = "accepted"
+    EDITED = "edited"
+    REMOVED = "removed"
+
+
 class RubricItem(models.Model):
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="rubric_items")
     idx = models.PositiveSmallIntegerField()
@@ -232,26 +245,54 @@ class RubricItem(models.Model):
     safety_inferred = models.BooleanField(default=False)
     # Machine-checkable form (`check` in the brief; that name is taken by Model.check()).
     machine_check = models.JSONField(null=True, blank=True, help_text="see scenarios.rubric_checks")
+    # What the rubric compiler derived from the wording (scenarios.rubric_compiler): a suggestion the rules
+    # judge uses while machine_check is empty and the reviewer has not removed it. compiled_version is
+    # set whenever the compiler ran on the item, also when it derived nothing (compiled_note says why).
+    compiled_check = models.JSONField(null=True, blank=True)
+    compiled_rule = models.CharField(max_length=64, blank=True)
+    compiled_version = models.CharField(max_length=32, blank=True)
+    compiled_confidence = models.FloatField(null=True, blank=True)
+    compiled_note = models.TextField(blank=True)
+    compiled_state = models.CharField(max_length=16, choices=CompiledState.choices, blank=True, default="")
 
     class Meta:
         ordering = ["turn", "idx"]
-        constraints = [models.UniqueConstraint(fields=["turn", "idx"], name="rubric_turn_idx_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "idx"], name="rubric_turn_idx_unique"),
+            models.CheckConstraint(condition=_in("compiled_state", CompiledState), name="rubric_compiled_state_valid"),
+            # No decision without a suggestion; a removed suggestion may be kept for the record.
+            models.CheckConstraint(
+                condition=Q(compiled_state="", compiled_check__isnull=True)
+                | Q(compiled_state="removed")
+                | Q(compiled_state__in=("suggested", "accepted", "edited"), compiled_check__isnull=False),
+                name="rubric_compiled_state_has_check",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.turn}#{self.idx}"
 
     def save(self, *args, **kwargs) -> None:
-        # A later rules judge trusts this shape, so no save path may skip the check.
+        # A later rules judge trusts these shapes, so no save path may skip the check.
         validate_rubric_check(self.machine_check)
+        validate_rubric_check(self.compiled_check)
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        try:
-            validate_rubric_check(self.machine_check)
-        except ValueError as exc:
-            raise ValidationError({"machine_check": str(exc)}) from None
+        for name in ("machine_check", "compiled_check"):
+            try:
+                validate_rubric_check(getattr(self, name))
+            except ValueError as exc:
+                raise ValidationError({name: str(exc)}) from None
+
+    @property
+    def scoring_check(self) -> dict | None:
+        """The check the rules judge scores: the stored one, else a compiled suggestion not removed."""
+        if self.machine_check is not None:
+            return self.machine_check
+        return self.compiled_check if self.compiled_state not in ("", CompiledState.REMOVED) else None
 
 
 class AuditBounds(models.TextChoices):

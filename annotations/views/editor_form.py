@@ -64,6 +64,7 @@ def _rubric(post: QueryDict, start: list[dict[str, Any]]) -> list[dict[str, Any]
             safety = post.get(f"rubric-{row}-is_safety") == "1"
             if safety != (post[f"rubric-{row}-orig-is_safety"] == "1") and safety != item["is_safety"]:
                 item["is_safety"], changed = safety, True
+        changed = _compiled_decision(post, row, item) or changed
         if post.get(f"rubric-{row}-remove") == "1":
             removed.add(id(item))
             changed = True
@@ -82,6 +83,36 @@ def _rubric(post: QueryDict, start: list[dict[str, Any]]) -> list[dict[str, Any]
         out.append({"id": None, "text_en": text_en, "text_zh": text_zh, "is_safety": safety, "machine_check": None})
         changed = True
     return out if changed else None
+
+
+def _compiled_decision(post: QueryDict, row: int, item: dict[str, Any]) -> bool:
+    """The reviewer's decision on the compiler's suggestion for one row: accept (the check becomes the
+    item's machine check), edit (the edited JSON does), remove, or restore a removed one. True if changed."""
+    compiled = item.get("compiled")
+    if not compiled:
+        return False
+    edited = _changed(post, f"rubric-{row}-compiled_json")
+    action = post.get(f"rubric-{row}-compiled", "")
+    if edited is not None and edited.strip():
+        try:
+            check = json.loads(edited)
+        except json.JSONDecodeError as exc:
+            raise tc.InvalidContent(
+                _("rubric item %(n)s: the edited check is not valid JSON (%(msg)s)") % {"n": row + 1, "msg": exc.msg}
+            ) from None
+        item["machine_check"], item["compiled_state"] = check, "edited"
+        return True
+    if action == "accept":
+        item["machine_check"], item["compiled_state"] = compiled["check"], "accepted"
+    elif action == "remove":
+        item["compiled_state"] = "removed"
+        if item.get("machine_check") == compiled["check"]:
+            item["machine_check"] = None  # taking back an accepted suggestion
+    elif action == "restore":
+        item["compiled_state"] = "suggested"
+    else:
+        return False
+    return True
 
 
 def _steps(post: QueryDict, start: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -180,6 +211,15 @@ def editor_fields(content: dict[str, Any], *, takes: dict[str, dict[str, Any]] |
         "subtype": content["subtype"] or "",
         "subtype_takes": {label: value or "" for label, value in subtype["takes"].items()},
         "subtypes": [("", gettext_lazy("none")), *Subtype.choices],
-        "rubric": [{**item, "key": _item_key(item, i)} for i, item in enumerate(content["rubric"])],
+        "rubric": [
+            {
+                **item,
+                "key": _item_key(item, i),
+                "compiled_json": json.dumps(item["compiled"]["check"], ensure_ascii=False)
+                if item.get("compiled")
+                else "",
+            }
+            for i, item in enumerate(content["rubric"])
+        ],
         "steps": steps,
     }

@@ -122,6 +122,8 @@ def _summarise(resource: dict[str, Any]) -> str | None:
         return (resource.get("code") or {}).get("text")
     if kind == "PatientAnswer":
         return f'the patient says: "{resource.get("answer", "")}"'
+    if "patient_response" in resource:  # a release-style patient answer
+        return f'the patient says: "{resource["patient_response"]}"'
     return None
 
 
@@ -148,8 +150,13 @@ class HeuristicAgent:
             calls.append(_call(len(calls), "prepare_to_answer", {}))
             return AgentReply(content=None, tool_calls=tuple(calls))
         found: list[str] = []
-        for message in request.messages:
-            if message["role"] == "tool":
+        if "observations" in request.extra:  # compact text observations (release): read what the tools returned
+            for item in request.extra["observations"]:
+                found.extend(summarise_observation(item["observation"]))
+        else:
+            for message in request.messages:
+                if message["role"] != "tool":
+                    continue
                 try:
                     found.extend(summarise_observation(json.loads(message["content"])))
                 except (ValueError, TypeError):

@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 
+from evaluation.calibration.compiled import COMPILED_JUDGE, has_compiled_items, verdicts_for
 from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, GradeLabel, PhysicianGrade, TurnResult
 from scenarios.models import RubricItem
 
@@ -182,7 +183,11 @@ class GradedUnit:
 
 
 def known_judges() -> list[str]:
-    return sorted(set(EvalRun.objects.values_list("judge", flat=True)))
+    """Judges of stored runs, plus the rules judge on compiled items when there are any (recomputed)."""
+    names = set(EvalRun.objects.values_list("judge", flat=True))
+    if names and has_compiled_items():
+        names.add(COMPILED_JUDGE)
+    return sorted(names)
 
 
 def graded_data(*, judge: str | None = None, run_id: int | None = None) -> tuple[list[Comparison], list[GradedUnit]]:
@@ -234,28 +239,50 @@ def graded_data(*, judge: str | None = None, run_id: int | None = None) -> tuple
             unit = (key, int(v["idx"]))
             if unit in by_unit and v.get("scored") and v.get("passed") is not None:
                 verdicts[unit].setdefault(judges[result.run_id], (result.run_id, v))
+    compiled = _compiled_verdicts(by_unit, judge=judge, run_id=run_id)
     comparisons = []
     units = []
     for unit in sorted(by_unit, key=repr):
         labels = by_unit[unit]
         first = next(iter(labels.values()))[1]
         units.append(GradedUnit(unit, first.language, first.task_type, {g: p for g, (p, _tr) in labels.items()}))
-        for judge_name, (rid, v) in sorted(verdicts.get(unit, {}).items()):
-            for grader, (passed, tr) in sorted(labels.items()):
-                comparisons.append(
-                    Comparison(
-                        judge=judge_name,
-                        run_id=rid,
-                        turn_result_id=tr.pk,
-                        item=unit[1],
-                        grader=grader,
-                        language=tr.language,
-                        task_type=tr.task_type,
-                        is_safety=bool(v.get("is_safety")),
-                        judge_passed=bool(v["passed"]),
-                        physician_passed=passed,
-                        reason=str(v.get("reason", "")),
-                        sample_id=sample_of.get((tr.pk, unit[1])),
-                    )
-                )
+        # (judge, its run, verdict, grader, physician's label, graded answer): the judges' stored verdicts,
+        # then the compiled checks' verdicts on the graded answer itself.
+        pairs = [
+            (judge_name, rid, v, grader, passed, tr)
+            for judge_name, (rid, v) in sorted(verdicts.get(unit, {}).items())
+            for grader, (passed, tr) in sorted(labels.items())
+        ]
+        for grader, (passed, tr) in sorted(labels.items()):
+            v = compiled.get((tr.pk, unit[1]))
+            if v is not None and v["scored"]:
+                pairs.append((COMPILED_JUDGE, tr.run_id, v, grader, passed, tr))
+        comparisons += [
+            Comparison(
+                judge=judge_name,
+                run_id=rid,
+                turn_result_id=tr.pk,
+                item=unit[1],
+                grader=grader,
+                language=tr.language,
+                task_type=tr.task_type,
+                is_safety=bool(v.get("is_safety")),
+                judge_passed=bool(v["passed"]),
+                physician_passed=passed,
+                reason=str(v.get("reason", "")),
+                sample_id=sample_of.get((tr.pk, unit[1])),
+            )
+            for judge_name, rid, v, grader, passed, tr in pairs
+        ]
     return comparisons, units
+
+
+def _compiled_verdicts(by_unit: dict, *, judge: str | None, run_id: int | None) -> dict[tuple[int, int], dict]:
+    """The rules judge's verdicts on the compiled items of the graded answers (unless another judge is asked for)."""
+    if judge not in (None, COMPILED_JUDGE):
+        return {}
+    graded = {tr.pk for labels in by_unit.values() for _passed, tr in labels.values()}
+    results = TurnResult.objects.filter(pk__in=graded).only("pk", "run_id", "session_id", "turn_index", "trace")
+    if run_id is not None:
+        results = results.filter(run_id=run_id)
+    return verdicts_for(results)

@@ -21,6 +21,7 @@ from annotations.agreement import (
     pairwise,
     percent_agreement,
 )
+from evaluation.calibration.compiled import COMPILED_JUDGE, judge_pairs
 from evaluation.calibration.selectors import Comparison, GradedUnit, graded_data
 
 # The paper's judge–annotator agreement, shown beside ours.
@@ -93,6 +94,8 @@ class AgreementReport:
     physicians: PhysicianReport
     n_grades: int
     paper: float = PAPER_AGREEMENT
+    # The rules judge on compiled items against each other judge, over every stored answer: (judge, figure).
+    judge_pairs: list[tuple[str, Figure]] = field(default_factory=list)
 
 
 def _figure_of(comparisons: list[Comparison]) -> Figure:
@@ -144,11 +147,18 @@ def agreement_report(*, judge: str | None = None, run_id: int | None = None) -> 
     by_judge: dict[str, list[Comparison]] = {}
     for c in comparisons:
         by_judge.setdefault(c.judge, []).append(c)
+    pairs = [] if judge not in (None, COMPILED_JUDGE) else judge_pairs(run_id=run_id)
     return AgreementReport(
         judges=[judge_report(name, by_judge[name]) for name in sorted(by_judge)],
         physicians=physician_report(units),
         n_grades=sum(len(u.labels) for u in units),
+        judge_pairs=[(p.judge, figure(p.rules, p.other)) for p in pairs],
     )
+
+
+def judge_pair_rows(report: AgreementReport) -> list[list[str]]:
+    """``[rules (compiled), other judge, n, %, κ, 95% CI]`` rows: the same strings on the page and in the command."""
+    return [[COMPILED_JUDGE, other, *fig.cells()] for other, fig in report.judge_pairs]
 
 
 def table_rows(report: AgreementReport) -> list[list[str]]:

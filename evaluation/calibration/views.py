@@ -153,5 +153,6 @@ def agreement(request: HttpRequest) -> HttpResponse:
         "error": error,
         "reps": stats.BOOTSTRAP_REPS,
         "physician_pairs": stats.physician_pair_rows(report),
+        "judge_pairs": stats.judge_pair_rows(report),
     }
     return render(request, "evaluation/calibration/agreement.html", context)

@@ -86,21 +86,28 @@ def parse_verdicts(*, content: str | None, turn: Any) -> list[Verdict]:
     ]
 
 
-class LLMJudge:
+class ClientJudge:
+    """A judge that asks a model through ``client``, named after that model."""
+
     def __init__(self, *, client: LLMClient) -> None:
         self.client = client
         self.name = client.config.model or "llm"
 
-    def describe(self) -> dict[str, Any]:
+    def endpoint(self) -> dict[str, Any]:
+        """``describe()["endpoint"]``: the URL without credentials and the *name* of the key variable."""
         from physreview.llm.config import display_url
 
-        config = self.client.config
+        return {"base_url": display_url(self.client.config.base_url), "api_key_env": self.client.config.api_key_env}
+
+
+class LLMJudge(ClientJudge):
+    def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "version": PROMPT_VERSION,
             "prompt_hash": PROMPT_HASH,
             "temperature": 0,
-            "endpoint": {"base_url": display_url(config.base_url), "api_key_env": config.api_key_env},
+            "endpoint": self.endpoint(),
         }
 
     def judge(self, *, session: Any, turn: Any, language: str, trace: dict[str, Any]) -> list[Verdict]:

@@ -132,6 +132,13 @@ class ParsedRubric:
     is_safety: bool
     safety_inferred: bool
     machine_check: dict[str, Any] | None
+    # The rubric compiler's suggestion (physreview extension ``compiled``, see scenarios.pab.writer).
+    compiled_check: dict[str, Any] | None = None
+    compiled_rule: str = ""
+    compiled_version: str = ""
+    compiled_confidence: float | None = None
+    compiled_note: str = ""
+    compiled_state: str = ""
 
 
 @dataclass
@@ -274,8 +281,37 @@ def _rubric(en: Any, zh: Any, i: int, ext_turn: dict[str, Any] | None) -> list[P
                 validate_rubric_check(check)
             except ValueError as exc:
                 raise PabRecordError(f"{where}.check", str(exc)) from None
-        items.append(ParsedRubric(j, text_en, text_zh, safety, inferred, check))
+        item = ParsedRubric(j, text_en, text_zh, safety, inferred, check)
+        if meta is not None and m.get("compiled") is not None:
+            _compiled(item, m["compiled"], f"{EXTENSION_FIELD}.turns[{i}].rubric[{j}].compiled")
+        items.append(item)
     return items
+
+
+COMPILED_STATES = ("suggested", "accepted", "edited", "removed")
+
+
+def _compiled(item: ParsedRubric, raw: Any, where: str) -> None:
+    """Restore a compiled suggestion from our extension (``{"check", "rule", "version", "confidence",
+    "note", "state"}``), validated like the model does."""
+    _expect(raw, "object", where)
+    check = raw.get("check")
+    try:
+        validate_rubric_check(check)
+    except ValueError as exc:
+        raise PabRecordError(f"{where}.check", str(exc)) from None
+    state = _choice(raw.get("state"), COMPILED_STATES, f"{where}.state")
+    if check is None and state != "removed":
+        raise PabRecordError(f"{where}.check", f"missing for state {state!r}")
+    confidence = raw.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
+        raise PabRecordError(f"{where}.confidence", f"expected a number or null, got {_type_name(confidence)}")
+    item.compiled_check = check
+    item.compiled_state = state
+    item.compiled_confidence = confidence
+    for name in ("rule", "version", "note"):
+        value = _expect(raw.get(name, ""), "string", f"{where}.{name}")
+        setattr(item, f"compiled_{name}", value)
 
 
 def _extension(rec: _Record, n: int) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from scenarios.pab.errors import PabArgumentError, PabRecordError
 from scenarios.pab.reader import read_lines
 from scenarios.pab.schema import KNOWN_FIELDS, ParsedRecord, parse_record
 from scenarios.pab.writer import dumps_record, session_to_record
+from scenarios.rubric_compiler.report import Coverage
+from scenarios.rubric_compiler.services import compile_parsed
 from scenarios.selectors import sessions_for_export
 
 EXPORT_CHUNK = 100  # sessions fetched (with their turns) per query while exporting
@@ -41,6 +43,9 @@ class FileImport:
     replaced: int = 0
     errors: list[str] = field(default_factory=list)
     run_id: int | None = None
+    compile: bool = True
+    # The rubric compiler's outcomes on the loaded items (scenarios.rubric_compiler.report.Coverage).
+    coverage: Coverage = field(default_factory=Coverage)
 
     @property
     def ok(self) -> bool:
@@ -52,16 +57,30 @@ class _Rollback(Exception):
 
 
 def import_pab_files(
-    *, paths: Iterable[Path], replace: bool = False, progress: bool = False, max_errors: int = 20
+    *,
+    paths: Iterable[Path],
+    replace: bool = False,
+    progress: bool = False,
+    max_errors: int = 20,
+    compile_rubrics: bool = True,
 ) -> list[FileImport]:
     """Import each file in its own transaction; a bad file does not stop the others."""
-    return [import_pab_file(path=Path(p), replace=replace, progress=progress, max_errors=max_errors) for p in paths]
+    return [
+        import_pab_file(
+            path=Path(p), replace=replace, progress=progress, max_errors=max_errors, compile_rubrics=compile_rubrics
+        )
+        for p in paths
+    ]
 
 
-def import_pab_file(*, path: Path, replace: bool = False, progress: bool = False, max_errors: int = 20) -> FileImport:
+def import_pab_file(
+    *, path: Path, replace: bool = False, progress: bool = False, max_errors: int = 20, compile_rubrics: bool = True
+) -> FileImport:
     """Load every record of ``path`` or none. ``replace``: a record whose ``id`` exists replaces it
-    (the old session, its turns, steps and rubric items are deleted)."""
-    result = FileImport(path=path)
+    (the old session, its turns, steps and rubric items are deleted). ``compile_rubrics``: items of
+    records without our extension's rubric data (official records) get the rubric compiler's suggestion
+    (:mod:`scenarios.rubric_compiler`); our own records keep exactly what they carry."""
+    result = FileImport(path=path, compile=compile_rubrics)
     if not path.is_file():
         result.errors.append(f"{path}: no such file")
         return result
@@ -86,6 +105,7 @@ def import_pab_file(*, path: Path, replace: bool = False, progress: bool = False
         result.errors.append(f"{path}: database error, file rolled back: {exc}")
     if result.errors:
         result.loaded = result.replaced = 0
+        result.coverage = Coverage()
     return result
 
 
@@ -110,6 +130,8 @@ def _load(*, path: Path, run: GenerationRun, replace: bool, result: FileImport, 
         if existing is not None:
             existing.delete()
             result.replaced += 1
+        if result.compile:
+            compile_parsed(parsed=parsed, raw=line.value, coverage=result.coverage)
         write_record(parsed=parsed, run=run, run_index=result.loaded)
         result.loaded += 1
 

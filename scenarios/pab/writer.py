@@ -8,7 +8,11 @@ unknown field's value, which is written with its imported text while unchanged.
 ``physreview`` carries what PAB lacks, for our own import to restore::
 
     {"format": 1, "patient_memory": {...},
-     "turns": [{"derivations": [...], "rubric": [{"is_safety": b, "safety_inferred": b, "check": {...}|null}]}]}
+     "turns": [{"derivations": [...], "rubric": [{"is_safety": b, "safety_inferred": b, "check": {...}|null,
+                                                  "compiled": {...}}]}]}
+
+``compiled`` (only on items the rubric compiler made a suggestion for): ``check``, ``rule``, ``version``,
+``confidence``, ``note`` and the reviewer's ``state`` (suggested / accepted / edited / removed).
 """
 
 import json
@@ -60,7 +64,18 @@ def _answer_list_zh(turns: list[Turn], steps: list[list[dict[str, Any]]]) -> lis
 
 
 def _rubric_meta(item: RubricItem) -> dict[str, Any]:
-    return {"is_safety": item.is_safety, "safety_inferred": item.safety_inferred, "check": item.machine_check}
+    meta = {"is_safety": item.is_safety, "safety_inferred": item.safety_inferred, "check": item.machine_check}
+    if item.compiled_state:
+        # Only items the compiler suggested something for: other records export exactly as before.
+        meta["compiled"] = {
+            "check": item.compiled_check,
+            "rule": item.compiled_rule,
+            "version": item.compiled_version,
+            "confidence": item.compiled_confidence,
+            "note": item.compiled_note,
+            "state": item.compiled_state,
+        }
+    return meta
 
 
 def session_to_record(session: Session) -> dict[str, Any]:

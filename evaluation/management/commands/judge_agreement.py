@@ -19,7 +19,9 @@ class Command(BaseCommand):
     help = "Print judge–physician agreement (percent, Cohen's κ with bootstrap 95% CI) and physician–physician."
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge", help="only this judge (an EvalRun.judge name, e.g. rules)")
+        parser.add_argument(
+            "--judge", help="only this judge (an EvalRun.judge name, e.g. rules, or 'rules (compiled)')"
+        )
         parser.add_argument("--run", type=int, help="only the verdicts of this evaluation run")
 
     def handle(self, *args, **options):
@@ -32,6 +34,7 @@ class Command(BaseCommand):
                 "No physician grades yet. Draw a sample and grade it at /results/calibration/ "
                 '(pass/fail grades are compared; "can\'t tell" is left out).'
             )
+            self._judge_pairs(report)
             return
         paper = f"{100 * stats.PAPER_AGREEMENT:.2f}"
         self.stdout.write(
@@ -44,6 +47,7 @@ class Command(BaseCommand):
             self.stdout.write(_table([HEADER, *rows]))
         else:
             self.stdout.write("No judge verdict matches a physician grade (unscored items are left out).")
+        self._judge_pairs(report)
         phys = report.physicians
         self.stdout.write("\nBetween physicians")
         if phys.n_units:
@@ -72,3 +76,8 @@ class Command(BaseCommand):
                         f"  result {c.turn_result_id} item {c.item} ({c.language} {c.task_type}): "
                         f"judge {judged}, {c.grader} {graded}  {where}"
                     )
+
+    def _judge_pairs(self, report: stats.AgreementReport) -> None:
+        if pair_rows := stats.judge_pair_rows(report):
+            self.stdout.write("\nRules judge on compiled items vs other judges (every stored answer)")
+            self.stdout.write(_table([["judge", "vs", "n", "agree %", "kappa", "kappa 95% CI"], *pair_rows]))

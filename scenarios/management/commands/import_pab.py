@@ -1,4 +1,5 @@
-"""``import_pab FILE... [--replace] [--quiet]``: load PhysAssistBench JSONL sessions, all or nothing per file."""
+"""``import_pab FILE... [--replace] [--no-compile] [--quiet]``: load PhysAssistBench JSONL sessions, all or
+nothing per file; rubric items of official records get the rubric compiler's suggestions (coverage printed)."""
 
 from pathlib import Path
 
@@ -18,6 +19,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE", help="JSONL file(s), one session per line")
         parser.add_argument("--replace", action="store_true", help="replace sessions whose id already exists")
+        parser.add_argument(
+            "--no-compile",
+            action="store_true",
+            help="do not run the rubric compiler on the imported items (compile_rubrics can do it later)",
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -25,7 +31,12 @@ class Command(BaseCommand):
         results: list[FileImport] = []
         for name in options["files"]:  # type: ignore[union-attr]
             try:
-                result = import_pab_file(path=Path(str(name)), replace=bool(options["replace"]), progress=not quiet)
+                result = import_pab_file(
+                    path=Path(str(name)),
+                    replace=bool(options["replace"]),
+                    progress=not quiet,
+                    compile_rubrics=not options["no_compile"],
+                )
             except KeyboardInterrupt:
                 done = ", ".join(str(r.path) for r in results if r.ok) or "none"
                 raise CommandError(f"interrupted: {name} rolled back; files already loaded: {done}") from None
@@ -34,6 +45,8 @@ class Command(BaseCommand):
                 self.stderr.write(error)
             if not quiet:
                 self.stdout.write(self._line(result))
+                if result.ok and result.coverage.n:
+                    self.stdout.write("  " + result.coverage.summary_line())
         failed = [r for r in results if not r.ok]
         if not quiet:
             total = sum(r.loaded for r in results)

@@ -1,0 +1,139 @@
+"""One rubric item → its machine-checkable form: each language's wording through the rules, then combined.
+
+Rule order per language: negated recommendation, write call (Write/Update turns or a named write tool),
+judgement verbs (explains, links, recommends … → unscored), date, value with unit, named entity or
+status. The two languages must agree (same kind, same value, compatible parameters); when only one
+compiles, its check is used and the other language's phrases come from the lexicon where it has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
+from scenarios.rubric_compiler import rules_facts, rules_negation, rules_write
+from scenarios.rubric_compiler.types import Candidate, Compiled, Outcome, Skip
+from scenarios.rubric_compiler.verbs import is_judgement
+
+LANGS = ("en", "zh")
+WRITE_TOOLS = ("MedicationRequest.create", "ServiceRequest.create", "Flag.create")
+
+
+def gold_writes_of(steps: Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The write calls among gold steps (objects with ``tool``/``arguments`` or dicts of them)."""
+    out = []
+    for s in steps or ():
+        tool = s.get("tool") if isinstance(s, dict) else getattr(s, "tool", None)
+        args = s.get("arguments") if isinstance(s, dict) else getattr(s, "arguments", None)
+        if tool in WRITE_TOOLS:
+            out.append((tool, dict(args or {})))
+    return out
+
+
+def attempt_language(
+    text: str, *, lang: str, task_type: str, gold_writes: Sequence[tuple[str, dict[str, Any]]]
+) -> Candidate | Skip:
+    text = (text or "").strip()
+    if not text:
+        return Skip("empty", "no text in this language")
+    for rule in (
+        lambda: rules_negation.negation_rule(text, lang=lang),
+        lambda: rules_write.write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
+    ):
+        if (found := rule()) is not None:
+            return found
+    if is_judgement(text, lang=lang):
+        return Skip("judgement", "asks for reasoning, advice or conduct: a reader must judge it")
+    for rule in (
+        lambda: rules_facts.date_rule(text, lang=lang),
+        lambda: rules_facts.value_rule(text, lang=lang),
+        lambda: rules_facts.term_rule(text, lang=lang),
+    ):
+        if (found := rule()) is not None:
+            return found
+    return Skip("no pattern", "matches no compilable pattern")
+
+
+def _union(a: list[str], b: list[str]) -> list[str]:
+    return list(dict.fromkeys([*a, *b]))
+
+
+def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
+    a, b = en.check, zh.check
+    if a["kind"] != b["kind"]:
+        return Skip("languages disagree", f"EN compiles to {a['kind']}, ZH to {b['kind']}")
+    kind = a["kind"]
+    if kind == "value_unit":
+        if a["value"] != b["value"] or a["unit"].casefold() != b["unit"].casefold():
+            return Skip("languages disagree", f"EN states {a['value']} {a['unit']}, ZH {b['value']} {b['unit']}")
+        return Candidate(a, en.rule, min(0.99, en.confidence + 0.1), en.explanation)
+    if kind == "write_call":
+        if a["tool"] != b["tool"]:
+            return Skip("languages disagree", f"EN names {a['tool']}, ZH {b['tool']}")
+        params = dict(b["params"])
+        for name, value in a["params"].items():
+            other = params.get(name)
+            if (
+                other is not None
+                and str(other).casefold() not in str(value).casefold()
+                and str(value).casefold() not in str(other).casefold()
+            ):
+                return Skip("languages disagree", f"EN sets {name} {value!r}, ZH {other!r}")
+            params[name] = value  # the English form: models call tools with English values
+        check = {**a, "params": params}
+        rule = "write_call/param" if params else "write_call/tool"
+        return Candidate(check, rule, min(0.99, max(en.confidence, zh.confidence) + 0.05), en.explanation)
+    check = {"kind": kind, "en": _union(a["en"], b["en"]), "zh": _union(a["zh"], b["zh"])}
+    if kind == "term" and en.rule != zh.rule and "date" in (en.rule + zh.rule):
+        return Skip("languages disagree", f"EN compiles by {en.rule}, ZH by {zh.rule}")
+    return Candidate(check, en.rule, min(0.99, max(en.confidence, zh.confidence) + 0.05), en.explanation)
+
+
+def attempt(
+    *,
+    text_en: str,
+    text_zh: str,
+    task_type: str,
+    gold_steps: Sequence[Any] | None = None,
+) -> Outcome:
+    """The item's :class:`Outcome`: its check (or None) with the rule, confidence and explanation."""
+    writes = gold_writes_of(gold_steps or ())
+    per = {
+        lang: attempt_language(text, lang=lang, task_type=task_type, gold_writes=writes)
+        for lang, text in (("en", text_en), ("zh", text_zh))
+    }
+    en, zh = per["en"], per["zh"]
+    if isinstance(en, Candidate) and isinstance(zh, Candidate):
+        chosen, languages = _combine(en, zh), ("en", "zh")
+    elif isinstance(en, Candidate):
+        chosen, languages = en, ("en",)
+    elif isinstance(zh, Candidate):
+        chosen, languages = zh, ("zh",)
+    else:
+        first = en if en.reason != "empty" else zh
+        return Outcome(None, first.reason, first.explanation, per)
+    if isinstance(chosen, Skip):
+        return Outcome(None, chosen.reason, chosen.explanation, per)
+    check = chosen.check
+    try:
+        validate_rubric_check(check)
+    except ValueError as exc:
+        return Outcome(None, "invalid", f"derived an invalid check ({exc})", per)
+    if problems := write_call_contract_problems(check):
+        return Outcome(None, "conflict", "; ".join(problems), per)
+    compiled = Compiled(
+        check=check,
+        rule=chosen.rule,
+        confidence=round(chosen.confidence if len(languages) == 2 else chosen.confidence - 0.05, 2),
+        explanation=chosen.explanation,
+        languages=languages,
+    )
+    return Outcome(compiled, "compiled", chosen.explanation, per)
+
+
+def compile_item(
+    *, text_en: str, text_zh: str = "", task_type: str, gold_steps: Sequence[Any] | None = None
+) -> Compiled | None:
+    """The machine-checkable form of a natural-language rubric item, or None (it stays unscored)."""
+    return attempt(text_en=text_en, text_zh=text_zh, task_type=task_type, gold_steps=gold_steps).compiled

@@ -1,0 +1,229 @@
+"""Negated recommendations ("does not recommend a dose reduction", "avoids NSAIDs", "不建议加量").
+
+They compile to ``must_not_recommend``.
+
+The phrases are what an answer that *does* recommend it would write: the action in its inflections and
+synonyms applied to the object, or the drug (class) with its synonyms. A negated item whose object is
+neither an action nor a drug ("does not invent symptoms") is conduct a reader must judge: skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scenarios.rubric_compiler import lexicon
+from scenarios.rubric_compiler.types import Candidate, Skip
+
+_CUE_EN = re.compile(
+    r"^\s*(?:the\s+answer\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
+    r"refrains?\s+from|(?:warns?|cautions?|advises?|recommends?)\s+against)\s+(?P<rest>.+?)\s*[.。]?\s*$",
+    re.IGNORECASE,
+)
+_RECOMMEND_EN = re.compile(
+    r"^(?:recommend|suggest|advise|propose|endorse|prescribe|order|support|encourage)(?:s|ed|ing)?\s+(?P<obj>.+)$",
+    re.IGNORECASE,
+)
+_CLAIM_EN = re.compile(r"^(?:claim|stat|say|assert|call)(?:s|e|es|ed|ing)?\s+(?:that\s+)?(?P<claim>.+)$", re.IGNORECASE)
+# lemma → forms an answer may use (EN), and the Chinese wordings of the same action.
+ACTIONS_EN: dict[str, tuple[str, ...]] = {
+    "increase": (
+        "increase",
+        "increasing",
+        "increased",
+        "raise",
+        "raising",
+        "uptitrate",
+        "up-titrate",
+        "escalate",
+        "double",
+    ),
+    "reduce": ("reduce", "reducing", "reduced", "decrease", "decreasing", "lower", "lowering"),
+    "stop": ("stop", "stopping", "discontinue", "discontinuing"),
+    "hold": ("hold", "holding"),
+    "continue": ("continue", "continuing", "keep", "keeping", "maintain", "maintaining"),
+    "start": ("start", "starting", "initiate", "initiating", "begin", "restart", "restarting", "resume", "resuming"),
+    "add": ("add", "adding"),
+    "give": ("give", "giving", "administer", "administering", "use", "using", "prescribe", "prescribing"),
+}
+NOMINALS_EN = {
+    "increase": "increase",
+    "escalation": "increase",
+    "uptitration": "increase",
+    "reduction": "reduce",
+    "decrease": "reduce",
+    "discontinuation": "stop",
+    "continuation": "continue",
+    "initiation": "start",
+}
+DOSE_NOUNS_EN = {
+    "increase": ("dose increase", "dose escalation", "higher dose", "increased dose"),
+    "reduce": ("dose reduction", "reduced dose", "lower dose", "dose decrease"),
+}
+ACTIONS_ZH: dict[str, tuple[str, ...]] = {
+    "increase": ("增加", "加量", "增量", "上调", "加大"),
+    "reduce": ("减少", "减量", "降低", "下调"),
+    "stop": ("停用", "停药", "停止"),
+    "hold": ("暂停",),
+    "continue": ("继续", "维持"),
+    "start": ("开始", "启用", "重新启用", "恢复"),
+    "add": ("加用", "补充", "添加"),
+    "give": ("使用", "给予", "应用"),
+}
+DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
+_CUE_ZH = re.compile(
+    r"^\s*(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|无需|不)(?P<rest>.+?)[。.]?\s*$"
+)
+_CLAIM_ZH = re.compile(r"^(?:声称|认为|称|说)(?P<claim>.+)$")
+_ARTICLE = re.compile(r"^(?:the|a|an|any|its|their|his|her)\s+", re.IGNORECASE)
+_DRUG_KINDS = ("drug", "drug_class")
+
+
+def _lemma(word: str) -> str | None:
+    low = word.lower()
+    for lemma, forms in ACTIONS_EN.items():
+        if low in forms or low in (f"{f}s" for f in forms) or low == f"{lemma}s":
+            return lemma
+    return None
+
+
+def _object_variants(obj: str) -> list[str]:
+    bare = _ARTICLE.sub("", obj).strip()
+    return list(dict.fromkeys([obj.strip(), bare, f"the {bare}"]))
+
+
+def _entity_only(obj: str, lang: str) -> lexicon.Concept | None:
+    """The drug (class) ``obj`` consists of, if nothing else is said."""
+    found = lexicon.find(obj, lang=lang, kinds=_DRUG_KINDS)
+    concepts = lexicon.distinct(found)
+    if len(concepts) != 1:
+        return None
+    rest = obj
+    for f in sorted(found, key=lambda f: -f.start):
+        rest = rest[: f.start] + rest[f.end :]
+    filler = (
+        r"(?:the|a|an|any|of|use|using|other|additional|such as|drugs?|agents?|medications?"
+        r"|使用|用|给予|加用|其他|类|药物|,|，|、|and|or|和|或|\s)*"
+    )
+    return concepts[0] if re.fullmatch(filler, rest, flags=re.IGNORECASE) else None
+
+
+def _action_phrases_en(lemma: str, obj: str) -> list[str]:
+    phrases = [f"{form} {variant}" for form in ACTIONS_EN[lemma] for variant in _object_variants(obj) if variant]
+    if re.search(r"\bdoses?\b", obj, re.IGNORECASE) and lemma in DOSE_NOUNS_EN:
+        phrases += DOSE_NOUNS_EN[lemma]
+    return list(dict.fromkeys(phrases))
+
+
+def _action_phrases_zh(lemma: str, obj_en: str) -> list[str]:
+    if re.search(r"\bdoses?\b", obj_en, re.IGNORECASE) and lemma in DOSE_ZH:
+        return list(DOSE_ZH[lemma])
+    concept = _entity_only(obj_en, "en")
+    if concept is None:
+        return []
+    return [f"{a}{z}" for a in ACTIONS_ZH[lemma] for z in concept.zh[:2]]
+
+
+def _en(text: str) -> Candidate | Skip | None:
+    m = _CUE_EN.match(text)
+    if not m:
+        return None
+    rest = m.group("rest")
+    if rec := _RECOMMEND_EN.match(rest):
+        rest = rec.group("obj")
+    elif claim := _CLAIM_EN.match(rest):
+        phrase = claim.group("claim").strip()
+        return Candidate(
+            {"kind": "must_not_recommend", "en": [phrase], "zh": []},
+            "must_not_recommend/claim",
+            0.5,
+            f"the answer must not claim {phrase!r} (literal wording only)",
+        )
+    rest = _ARTICLE.sub("", rest).strip()
+    words = rest.split(None, 1)
+    lemma = _lemma(words[0]) if words else None
+    if lemma and len(words) == 2:
+        obj = words[1]
+        return Candidate(
+            {"kind": "must_not_recommend", "en": _action_phrases_en(lemma, obj), "zh": _action_phrases_zh(lemma, obj)},
+            "must_not_recommend/action",
+            0.7,
+            f"the answer must not recommend to {lemma} {obj} (outside a negated clause)",
+        )
+    nominal = re.fullmatch(
+        r"(?:(?P<noun>[\w-]+)\s+)?(?P<nom>[a-z]+)(?:\s+(?:of|in)\s+(?P<obj>.+))?", rest, re.IGNORECASE
+    )
+    if nominal and nominal.group("nom").lower() in NOMINALS_EN:
+        lemma = NOMINALS_EN[nominal.group("nom").lower()]
+        obj = nominal.group("obj") or nominal.group("noun") or ""
+        if obj:
+            phrases = [*_action_phrases_en(lemma, obj), rest]
+            return Candidate(
+                {
+                    "kind": "must_not_recommend",
+                    "en": list(dict.fromkeys(phrases)),
+                    "zh": _action_phrases_zh(lemma, obj),
+                },
+                "must_not_recommend/action",
+                0.7,
+                f"the answer must not recommend a {rest}",
+            )
+    return _drug_or_skip(rest, "en")
+
+
+def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
+    """What is left when the negated conduct is no action: a drug alone, or a reader's call."""
+    if concept := _entity_only(rest, lang):
+        en, zh = lexicon.with_members(concept)
+        return Candidate(
+            {"kind": "must_not_recommend", "en": en, "zh": zh},
+            "must_not_recommend/drug",
+            0.85,
+            f"the answer must not recommend {concept.name} (or a synonym) outside a negated clause",
+        )
+    return Skip(
+        "negated conduct", f"'{rest}' is neither an action on a drug or dose nor a drug: a reader must judge it"
+    )
+
+
+def _zh(text: str) -> Candidate | Skip | None:
+    m = _CUE_ZH.match(text)
+    if not m:
+        return None
+    rest = m.group("rest").strip()
+    if claim := _CLAIM_ZH.match(rest):
+        phrase = claim.group("claim")
+        return Candidate(
+            {"kind": "must_not_recommend", "en": [], "zh": [phrase]},
+            "must_not_recommend/claim",
+            0.5,
+            f"the answer must not claim {phrase!r} (literal wording only)",
+        )
+    for lemma, dose_words in DOSE_ZH.items():
+        if rest in dose_words or re.fullmatch(rf"(?:{'|'.join(ACTIONS_ZH[lemma])}).{{0,8}}剂量", rest):
+            phrases = list(dict.fromkeys([rest, *dose_words]))
+            return Candidate(
+                {"kind": "must_not_recommend", "en": list(DOSE_NOUNS_EN[lemma]), "zh": phrases},
+                "must_not_recommend/action",
+                0.7,
+                f"the answer must not recommend {rest}",
+            )
+    for lemma, forms in ACTIONS_ZH.items():
+        for form in sorted(forms, key=len, reverse=True):
+            if rest.startswith(form) and len(rest) > len(form):
+                obj = rest[len(form) :]
+                concept = _entity_only(obj, "zh")
+                zh = [rest] + ([f"{a}{z}" for a in forms for z in concept.zh[:2]] if concept else [])
+                en = [f"{f} {e}" for f in ACTIONS_EN[lemma][:4] for e in concept.en[:2]] if concept else []
+                if concept is None and not lexicon.find(obj, lang="zh", kinds=_DRUG_KINDS):
+                    return Skip("negated conduct", f"'{rest}' acts on no drug or dose: a reader must judge it")
+                return Candidate(
+                    {"kind": "must_not_recommend", "en": en, "zh": list(dict.fromkeys(zh))},
+                    "must_not_recommend/action",
+                    0.7,
+                    f"the answer must not recommend {rest}",
+                )
+    return _drug_or_skip(rest, "zh")
+
+
+def negation_rule(text: str, *, lang: str) -> Candidate | Skip | None:
+    return _en(text) if lang == "en" else _zh(text)

@@ -1,0 +1,106 @@
+"""The leading verb of a rubric item, and what kind of claim it makes."""
+
+from __future__ import annotations
+
+import re
+
+# Verbs that ask for a stated fact (the answer must contain it).
+MENTION_EN = frozenset(
+    """
+    names name mentions mention identifies identify lists list states state reports report gives give notes
+    note says say cites cite includes include recognizes recognises recognize documents document records
+    describes describe flags confirms confirm quotes quote specifies specify indicates indicate shows finds
+    provides provide uses use calculates calculate computes compute estimates estimate retrieves returns
+    """.split()  # noqa: SIM905
+)
+# Verbs that ask for reasoning, advice or conduct: a reader has to judge them.
+JUDGEMENT_EN = frozenset(
+    """
+    explains explain links link relates relate interprets interpret recommends recommend suggests suggest supports
+    support justifies justify compares compare considers consider weighs weigh assesses assess evaluates evaluate
+    discusses discuss proposes propose advises advise summarizes summarises summarize asks ask checks check warns
+    reassures counsels plans prioritizes distinguishes clarifies tailors adjusts attributes acknowledges
+    notices reconciles verifies answers offers addresses connects
+    """.split()  # noqa: SIM905
+)
+MENTION_ZH = (
+    "指出",
+    "提到",
+    "提及",
+    "列出",
+    "识别",
+    "说明",
+    "报告",
+    "给出",
+    "写明",
+    "包含",
+    "引用",
+    "注明",
+    "描述",
+    "确认",
+    "记录",
+    "使用",
+    "计算",
+    "得出",
+)
+JUDGEMENT_ZH = (
+    "解释",
+    "联系",
+    "将",
+    "建议",
+    "支持",
+    "评估",
+    "询问",
+    "比较",
+    "考虑",
+    "权衡",
+    "讨论",
+    "推荐",
+    "核对",
+    "警告",
+    "区分",
+    "关联",
+    "以",
+    "仅",
+    "向",
+    "结合",
+    "判断",
+    "按",
+    "沿用",
+)
+_LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant)\s+", re.IGNORECASE)
+
+
+def lead_en(text: str) -> tuple[str, int]:
+    """(first verb in lower case, end offset of it) of an English item, skipping 'The answer ...'."""
+    m = _LEAD_EN.match(text)
+    start = m.end() if m else 0
+    word = re.match(r"\s*([A-Za-z]+)", text[start:])
+    if not word:
+        return "", start
+    return word.group(1).lower(), start + word.end()
+
+
+def lead_zh(text: str) -> tuple[str, int]:
+    stripped = text.lstrip()
+    offset = len(text) - len(stripped)
+    for verb in sorted((*MENTION_ZH, *JUDGEMENT_ZH), key=len, reverse=True):
+        if stripped.startswith(verb):
+            return verb, offset + len(verb)
+    return "", offset
+
+
+def is_judgement(text: str, *, lang: str) -> bool:
+    if lang == "en":
+        verb, _end = lead_en(text)
+        return verb in JUDGEMENT_EN
+    verb, _end = lead_zh(text)
+    return verb in JUDGEMENT_ZH
+
+
+def is_mention(text: str, *, lang: str) -> bool:
+    if lang == "en":
+        verb, _end = lead_en(text)
+        return verb in MENTION_EN
+    verb, _end = lead_zh(text)
+    return verb in MENTION_ZH
