@@ -118,9 +118,10 @@ def _dataset(min_turns: int, *, sessions_multiple_of: int = 1):
 
 def _run(*, dataset, base_url: str, concurrency: int, processes: int = 1):
     from evaluation.agents.llm import OpenAIAgent, llm_config
+    from evaluation.executors import execute_run_in_processes
     from evaluation.judges.rules import RulesJudge
     from evaluation.models import EvalRun
-    from evaluation.services import RunOptions, create_run, execute_run_in_processes
+    from evaluation.services import RunOptions, create_run
     from physreview.llm import LLMClient
 
     config = llm_config(
@@ -188,7 +189,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from evaluation.services import auto_processes
+    from evaluation.executors import auto_processes
 
     processes = auto_processes(concurrency=args.concurrency) if args.processes == "auto" else int(args.processes)
     dataset = _dataset(args.turns)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool, tool_schemas
@@ -25,7 +26,7 @@ from ehr.fhir.params import clean_arguments
 from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
 from evaluation.dataset import EvalSession, EvalTurn
 from evaluation.diagnostics import compare_calls
-from evaluation.replay import ReplayBook
+from evaluation.replay import OrderReplayBook, ReplayBook
 from scenarios.patient import make_patient_responder, public_view
 
 DEFAULT_MAX_STEPS = 16
@@ -84,11 +85,25 @@ class TurnOutcome:
     infra_error: str
 
 
+# Sent back in place of arguments that are not a JSON object (a call cut off at the output limit):
+# servers parse the history, and one that cannot rejects every later request of the turn.
+ARGUMENTS_PLACEHOLDER = "{}"
+
+
 def _assistant_message(reply: AgentReply) -> dict[str, Any]:
+    """The model's reply as history; malformed arguments become :data:`ARGUMENTS_PLACEHOLDER` (the
+    raw text stays in the trace, and the call's tool result tells the model what was wrong)."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": ARGUMENTS_PLACEHOLDER if c.parse_error is not None else c.arguments_raw,
+                },
+            }
             for c in reply.tool_calls
         ]
     return message
@@ -97,15 +112,28 @@ def _assistant_message(reply: AgentReply) -> dict[str, Any]:
 class ToolRunner:
     """Executes one session's tool calls: live EHR, simulated writes, replayed patient."""
 
-    def __init__(self, *, session: EvalSession, language: str, live_patient: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        session: EvalSession,
+        language: str,
+        live_patient: bool = False,
+        bounds: str = "strict",
+        literacy: str | None = None,
+    ) -> None:
+        """``literacy`` set: the release's patient replay (by tool name and call order, that literacy
+        variant; see :class:`~evaluation.replay.OrderReplayBook`); else replay keyed by arguments."""
         self.context = ToolContext(
             current_date=session.current_date,
             subject_id=session.subject_id,
             hadm_id=session.hadm_id,
             session_id=session.session_id,
+            bounds=bounds,
         )
         self.language = language
         self.book = ReplayBook.for_session(session)
+        self.literacy = literacy
+        self.order_book = OrderReplayBook.for_session(session, language=language) if literacy else None
         # --live-patient: the generator's record-grounded patient answers instead of the reviewed replay.
         self.live_patient = make_patient_responder(default_language=language) if live_patient else None
 
@@ -125,6 +153,8 @@ class ToolRunner:
             observation = self._patient(canonical, call)
             hit = observation.pop("_hit", False)
             record["language_fallback"] = observation.pop("_language_fallback", False)
+            if self.order_book is not None:
+                record["literacy_fallback"] = observation.pop("_literacy_fallback", False)
             record["replay"] = "live" if self.live_patient else ("hit" if hit else "miss")
         else:
             observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
@@ -138,6 +168,11 @@ class ToolRunner:
         record["observation"] = observation
         record["tool_s"] = round(time.perf_counter() - started, 6)
         return record
+
+    def skip_patient_reply(self, *, tool: str) -> None:
+        """Release replay on resume: a finished turn was served this tool's next gold answer."""
+        if self.order_book is not None:
+            self.order_book.advance(tool=tool)
 
     def _patient(self, tool: str, call: AgentCall) -> dict[str, Any]:
         try:
@@ -164,6 +199,17 @@ class ToolRunner:
             # The model sees the patient's words only, as with a replayed answer (no facts or persona).
             seen = public_view(answer) if "answer" in answer and "language" in answer else answer
             return {**seen, **warnings}
+        if self.order_book is not None:
+            by_order, literacy_fallback = self.order_book.reply(
+                tool=tool, language=self.language, literacy=self.literacy or "high"
+            )
+            return {
+                **by_order.observation,
+                **warnings,
+                "_hit": by_order.hit,
+                "_language_fallback": by_order.language_fallback,
+                "_literacy_fallback": literacy_fallback,
+            }
         replayed = self.book.reply(tool=tool, arguments=args, language=self.language)
         return {
             **replayed.observation,
@@ -198,96 +244,107 @@ def diagnostics(*, turn: EvalTurn, calls: list[dict[str, Any]]) -> dict[str, Any
     return {**compared, "dropped_arguments": dropped}
 
 
-def run_turn(
-    *,
-    agent: Agent,
-    session: EvalSession,
-    turn: EvalTurn,
-    history: list[dict[str, Any]],
-    runner: ToolRunner,
-    language: str,
-    variant: str,
-    trial: int,
-    max_steps: int = DEFAULT_MAX_STEPS,
-) -> TurnOutcome:
-    """One turn; ``history`` is the system prompt plus earlier requests and the model's own answers."""
-    started = time.perf_counter()
-    tools = run_tools(language=language)
-    request_text = turn.request(variant=variant, language=language)
-    messages = [*history, {"role": "user", "content": request_text}]
-    first_new = len(history)
-    replies: list[AgentReply] = []
-    steps: list[dict[str, Any]] = []
-    calls_made: list[dict[str, Any]] = []
-    end_reason, answer, infra_error = "", "", ""
-    errors: list[dict[str, Any]] = []
+@dataclass
+class TurnLog:
+    """What every protocol's turn keeps while it plays: the request, the messages, the model's replies,
+    the steps and the tool calls made; :meth:`outcome` turns it into the trace (:func:`turn_trace`)."""
 
-    def ask(stage: str, step: int) -> AgentReply:
+    agent: Agent
+    session: EvalSession
+    turn: EvalTurn
+    history: InitVar[list[dict[str, Any]]]  # the opening messages and the earlier turns'
+    tools: Sequence[dict[str, Any]]
+    language: str
+    variant: str
+    trial: int
+    started: float = field(init=False)
+    request_text: str = field(init=False)
+    messages: list[dict[str, Any]] = field(init=False)
+    first_new: int = field(init=False)  # index of this turn's first message in ``messages``
+    replies: list[AgentReply] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    calls_made: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self, history: list[dict[str, Any]]) -> None:
+        self.started = time.perf_counter()
+        self.request_text = self.turn.request(variant=self.variant, language=self.language)
+        self.messages = [*history, {"role": "user", "content": self.request_text}]
+        self.first_new = len(history)
+
+    def ask(
+        self,
+        *,
+        stage: str,
+        step: int,
+        messages: list[dict[str, Any]],
+        tool_choice: str | None,
+        extra: dict[str, Any] | None = None,
+    ) -> AgentReply:
+        """One model call of the turn with the turn's tools."""
         request = AgentRequest(
             messages=messages,
-            tools=tools,
-            tool_choice="none" if stage == "final" else None,
+            tools=self.tools,
+            tool_choice=tool_choice,
             stage=stage,
             step=step,
-            session=session,
-            turn=turn,
-            language=language,
-            variant=variant,
-            trial=trial,
+            session=self.session,
+            turn=self.turn,
+            language=self.language,
+            variant=self.variant,
+            trial=self.trial,
+            extra=extra or {},
         )
-        reply = agent.respond(request)
-        replies.append(reply)
+        reply = self.agent.respond(request)
+        self.replies.append(reply)
         return reply
 
-    try:
-        step = 0
-        ready = False
-        while True:
-            reply = ask("step", step)
-            step_trace: dict[str, Any] = {"stage": "step", "reply": reply.as_trace(), "calls": []}
-            steps.append(step_trace)
-            if not reply.tool_calls:
-                answer, end_reason = reply.content or "", "answer"
-                break
-            messages.append(_assistant_message(reply))
-            for call in reply.tool_calls:
-                if len(calls_made) >= max_steps:
-                    observation: Any = STEP_LIMIT_MESSAGE
-                    step_trace["calls"].append({"id": call.id, "name": call.name, "skipped": "step_limit"})
-                else:
-                    record = runner.run(call)
-                    record.update(id=call.id, arguments=call.arguments, arguments_raw=call.arguments_raw)
-                    if call.parse_error:
-                        record["parse_error"] = call.parse_error
-                    calls_made.append(record)
-                    step_trace["calls"].append(record)
-                    observation = record["observation"]
-                    ready = ready or record["name"] == "prepare_to_answer"
-                content = observation if isinstance(observation, str) else json.dumps(observation, ensure_ascii=False)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-            step += 1
-            if ready or len(calls_made) >= max_steps:
-                end_reason = "prepare_to_answer" if ready else "step_limit"
-                final = ask("final", step)
-                steps.append({"stage": "final", "reply": final.as_trace(), "calls": []})
-                answer = final.content or ""
-                if final.tool_calls:
-                    errors.append({"kind": "tool_calls_in_final_answer", "count": len(final.tool_calls)})
-                messages.append({"role": "assistant", "content": answer})
-                break
-    except AgentInfraError as exc:
-        end_reason, infra_error = "infra_error", exc.kind
-        errors.append({"kind": exc.kind, "message": str(exc)})
-    if end_reason == "answer":
-        messages.append({"role": "assistant", "content": answer})
+    def step(self, reply: AgentReply) -> dict[str, Any]:
+        """Record a tool step's reply; returns its trace, to which :meth:`call` adds the calls."""
+        step_trace: dict[str, Any] = {"stage": "step", "reply": reply.as_trace(), "calls": []}
+        self.steps.append(step_trace)
+        return step_trace
 
+    def final(self, reply: AgentReply, **extra: Any) -> None:
+        """Record the reply to the answer-now request (``tool_choice="none"``)."""
+        self.steps.append({"stage": "final", **extra, "reply": reply.as_trace(), "calls": []})
+        if reply.tool_calls:
+            self.errors.append({"kind": "tool_calls_in_final_answer", "count": len(reply.tool_calls)})
+
+    def call(self, *, runner: ToolRunner, call: AgentCall, step_trace: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call and record it in the turn and in its step."""
+        record = runner.run(call)
+        record.update(id=call.id, arguments=call.arguments, arguments_raw=call.arguments_raw)
+        if call.parse_error:
+            record["parse_error"] = call.parse_error
+        self.calls_made.append(record)
+        step_trace["calls"].append(record)
+        return record
+
+    def infra_error(self, exc: AgentInfraError) -> tuple[str, str]:
+        """``(end_reason, infra_error)`` of a turn the endpoint failed."""
+        self.errors.append({"kind": exc.kind, "message": str(exc)})
+        return "infra_error", exc.kind
+
+    def outcome(self, *, answer: str, end_reason: str, infra_error: str) -> TurnOutcome:
+        trace = turn_trace(log=self, answer=answer, end_reason=end_reason)
+        return TurnOutcome(answer=answer, trace=trace, infra_error=infra_error)
+
+
+def turn_trace(*, log: TurnLog, answer: str, end_reason: str) -> dict[str, Any]:
+    """A finished turn's trace (every protocol writes the same keys); ``messages``: the turn's own."""
+    turn, replies, calls_made = log.turn, log.replies, log.calls_made
+    failed = [r for r in replies if r.error]
+    if failed and replies[-1].error and end_reason in {"answer", "empty_answer"}:
+        end_reason = "model_error"  # the turn ended on a reply the model's own output broke
+    errors = [*log.errors, *({"kind": "model_output_unparseable", "message": r.error} for r in failed)]
     usage = _usage_sum(replies)
     tools_s = sum(c["tool_s"] for c in calls_made)
-    wall = time.perf_counter() - started
+    wall = time.perf_counter() - log.started
     trace = {
-        "request": request_text,
-        "messages": messages[first_new:],
-        "steps": steps,
+        "request": log.request_text,
+        "messages": log.messages[log.first_new :],
+        "steps": log.steps,
         "answer": answer,
         "end_reason": end_reason,
         "n_calls": len(calls_made),
@@ -298,6 +355,8 @@ def run_turn(
         "replay_misses": sum(c["replay"] == "miss" for c in calls_made),
         # Replayed in the other language because the gold answer has none in the run's language.
         "replay_language_fallbacks": sum(bool(c.get("language_fallback")) for c in calls_made),
+        # Release replay: the chosen literacy variant was missing, ``patient_response`` was replayed.
+        "replay_literacy_fallbacks": sum(bool(c.get("literacy_fallback")) for c in calls_made),
         "patient_replies": [
             {
                 "tool": c["name"],
@@ -316,6 +375,10 @@ def run_turn(
         ],
         "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls_made],
         "diagnostics": diagnostics(turn=turn, calls=calls_made),
+        # Replies cut off at the output limit (finish_reason "length"), and replies the server could
+        # not produce because of the model's own output (see AgentReply.error).
+        "truncations": sum(r.finish_reason == "length" for r in replies),
+        "model_errors": sum(bool(r.error) for r in replies),
         "usage": usage,
         "timing": {
             "wall_s": round(wall, 6),
@@ -324,7 +387,63 @@ def run_turn(
         },
         "errors": errors,
     }
-    return TurnOutcome(answer=answer, trace=trace, infra_error=infra_error)
+    return trace
+
+
+def run_turn(
+    *,
+    agent: Agent,
+    session: EvalSession,
+    turn: EvalTurn,
+    history: list[dict[str, Any]],
+    runner: ToolRunner,
+    language: str,
+    variant: str,
+    trial: int,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> TurnOutcome:
+    """One turn; ``history`` is the system prompt plus earlier requests and the model's own answers."""
+    tools = run_tools(language=language)
+    log = TurnLog(agent, session, turn, history, tools, language=language, variant=variant, trial=trial)
+    messages, calls_made = log.messages, log.calls_made
+    end_reason, answer, infra_error = "", "", ""
+
+    def ask(stage: str, step: int) -> AgentReply:
+        return log.ask(stage=stage, step=step, messages=messages, tool_choice="none" if stage == "final" else None)
+
+    try:
+        step = 0
+        ready = False
+        while True:
+            reply = ask("step", step)
+            step_trace = log.step(reply)
+            if not reply.tool_calls:
+                answer, end_reason = reply.content or "", "answer"
+                break
+            messages.append(_assistant_message(reply))
+            for call in reply.tool_calls:
+                if len(calls_made) >= max_steps:
+                    observation: Any = STEP_LIMIT_MESSAGE
+                    step_trace["calls"].append({"id": call.id, "name": call.name, "skipped": "step_limit"})
+                else:
+                    record = log.call(runner=runner, call=call, step_trace=step_trace)
+                    observation = record["observation"]
+                    ready = ready or record["name"] == "prepare_to_answer"
+                content = observation if isinstance(observation, str) else json.dumps(observation, ensure_ascii=False)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            step += 1
+            if ready or len(calls_made) >= max_steps:
+                end_reason = "prepare_to_answer" if ready else "step_limit"
+                final = ask("final", step)
+                log.final(final)
+                answer = final.content or ""
+                messages.append({"role": "assistant", "content": answer})
+                break
+    except AgentInfraError as exc:
+        end_reason, infra_error = log.infra_error(exc)
+    if end_reason == "answer":
+        messages.append({"role": "assistant", "content": answer})
+    return log.outcome(answer=answer, end_reason=end_reason, infra_error=infra_error)
 
 
 def session_history(*, session: EvalSession, language: str) -> list[dict[str, Any]]:

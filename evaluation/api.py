@@ -1,6 +1,7 @@
 """Read-only REST endpoints for evaluation runs (mounted in the API router, see annotations.api.urls).
 
-Every logged-in user may read runs, as on the results pages. ``/api/runs/{id}/`` carries the run's
+Reviewers, adjudicators and admins read runs (physreview.access); a reviewer lists only the turns of sessions
+assigned to them. ``/api/runs/{id}/`` carries the run's
 ``summary.json`` and manifest; ``/api/runs/{id}/turns/`` lists its turn results with the drill-down
 filters of the results pages (``show=failures|safety|replay_misses|invalid_calls``, ``language``,
 ``scenario``), each with its full trace.
@@ -17,7 +18,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotations.api.views import error_responses
 from evaluation.models import EvalRun, TurnResult
-from evaluation.results.selectors import DEFAULT_PROTOCOL, run_protocol, turn_results
+from evaluation.results.selectors import DEFAULT_PROTOCOL, run_protocol, turn_results, visible_results
 
 TURN_FILTERS = {
     "show": ("", "failures", "safety", "replay_misses", "invalid_calls", "unknown_arguments"),
@@ -121,5 +122,5 @@ class TurnResultViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         }
         if errors:
             raise ValidationError(errors)
-        results = turn_results(run=run, filters=filters).defer(None)
+        results = visible_results(user=self.request.user, results=turn_results(run=run, filters=filters)).defer(None)
         return results.order_by("session_id", "language", "variant", "trial", "turn_index", "pk")

@@ -13,7 +13,8 @@ from django.utils.translation import gettext_lazy as _
 
 class EvalStatus(models.TextChoices):
     RUNNING = "running"
-    FINISHED = "finished"
+    FINISHED = "finished"  # every expected turn is stored and none ended with an infrastructure error
+    PARTIAL = "partial"  # the play ended, but turns are pending (unplayed, or an infrastructure error)
     FAILED = "failed"
     INTERRUPTED = "interrupted"
 
@@ -32,6 +33,14 @@ class EvalRun(models.Model):
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Turns the run's jobs have in all (sessions x languages x variants x trials x turns); set when played.
+    expected_turns = models.PositiveIntegerField(null=True, blank=True)
+    # Seconds spent playing, summed over the first play and every resume (not the gaps between them).
+    active_s = models.FloatField(default=0.0)
+    # Who is playing the run ("host:pid:token") and until when the claim holds without a heartbeat:
+    # a second ``runeval --resume`` of a run being played is refused (see services.RunLease).
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-pk"]

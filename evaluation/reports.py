@@ -3,6 +3,7 @@
 ``summary.json``::
 
     {"run_id", "model", "judge", "snapshot", "status", "manifest": {...},
+     "pending": {"turns", "not_played", "infra_error", "expected_turns"},
      "metrics": {"<lang>": {"mRS": {"L1", "L2", "L3", "all"}, "pass_at_turn": {"0.6", "0.75"},
                             "pass_at_session": {"0.6", "0.75"}, "pass_hat_k": {"1", ...}, "flip_share",
                             "ci95": {"mRS": [lo, hi], "pass_at_session_0.6": [...], ...},
@@ -10,9 +11,29 @@
                             "n_items_scored", "n_items_unscored"}},
      "slices": {"language"|"scenario"|"tier"|"task_type"|"subtype"|"tool_source"|"variant": {value: {...}}},
      "usage": {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "model_calls",
-               "cost_usd", "wall_s", "turn_latency_mean_s", "turn_latency_max_s"},
+               "cost_usd", "wall_s", "elapsed_s", "model_s", "backoff_s", "tools_s", "harness_s",
+               "turn_latency_mean_s", "turn_latency_max_s",
+               "judge": {"calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "failed_calls"},
+               "total_cost_usd"},
      "errors": {"infra": {kind: n}, "infra_total", "invalid_calls", "tool_faults", "unknown_arguments",
-                "replay_misses", "replay_language_fallbacks", "step_limit_turns", "judge_errors"}}
+                "replay_misses", "replay_language_fallbacks", "step_limit_turns", "judge_errors",
+                "truncations", "truncated_turns", "model_errors", "model_error_turns"}}
+
+``status`` is ``finished`` only when ``pending.turns`` is 0; a run whose play ended with turns not
+played or ended by an infrastructure error is ``partial`` (``runeval --resume`` plays them).
+``pending.expected_turns`` is every turn of the run's jobs; ``not_played`` never started (the rest of a
+session after an infrastructure error, or an interrupted run), ``infra_error`` are stored but will be
+played again.
+
+``wall_s`` is the time spent playing (summed over the first play and each resume, not the gaps
+between them); ``elapsed_s`` the calendar time from start to the end of the last play. Per turn,
+``model_s`` is time in model calls without retry backoff, ``backoff_s`` the waits between attempts,
+``harness_s`` the rest besides the tools. ``judge`` is the LLM judge's usage (zeros for the rules
+judge); ``total_cost_usd`` = model + judge (``null`` when either is unknown).
+
+``truncations``: model replies cut off at the output limit (``finish_reason: "length"``);
+``model_errors``: replies the endpoint could not produce because of the model's own output (e.g. a tool
+call it could not parse), which end the turn as the model's failure, not an infrastructure error.
 
 ``unknown_arguments``: arguments of the model's calls that the tool contract does not know, dropped by
 the tool layer (one per warning in the call's result; the call itself ran).
@@ -30,6 +51,10 @@ from typing import Any
 
 from evaluation import metrics
 from evaluation.models import EvalRun, TurnResult
+from evaluation.playing import pending_turns
+
+_JUDGE_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "failed_calls")
+_TIMING_KEYS = ("model_s", "backoff_s", "tools_s", "harness_s")
 
 
 def _identity(result: TurnResult) -> dict[str, Any]:
@@ -67,6 +92,31 @@ def row_of(result: TurnResult) -> dict[str, Any]:
         "replay_language_fallbacks": trace.get("replay_language_fallbacks", 0),
         "end_reason": trace.get("end_reason"),
         "judge_error": trace.get("judge_error", ""),
+        "truncations": trace.get("truncations", 0),
+        "model_errors": trace.get("model_errors", 0),
+        "judge_usage": trace.get("judge_usage") or {},
+    }
+
+
+def judge_usage(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The LLM judge's calls, tokens and cost over the run (``cost_usd`` null if any price is unknown)."""
+    used = [r["judge_usage"] for r in rows if r.get("judge_usage")]
+    out: dict[str, Any] = {key: sum(int(u.get(key) or 0) for u in used) for key in _JUDGE_KEYS}
+    unknown = any(u.get("cost_usd") is None and u.get("calls", 0) > u.get("cache_hits", 0) for u in used)
+    out["cost_usd"] = None if unknown else round(sum(float(u.get("cost_usd") or 0.0) for u in used), 10)
+    return out
+
+
+def time_totals(rows: list[dict[str, Any]]) -> dict[str, float]:
+    return {key: round(sum(float((r.get("timing") or {}).get(key) or 0.0) for r in rows), 3) for key in _TIMING_KEYS}
+
+
+def quality_errors(rows: list[dict[str, Any]]) -> dict[str, int]:
+    return {
+        "truncations": sum(int(r.get("truncations") or 0) for r in rows),
+        "truncated_turns": sum(bool(r.get("truncations")) for r in rows),
+        "model_errors": sum(int(r.get("model_errors") or 0) for r in rows),
+        "model_error_turns": sum(bool(r.get("model_errors")) for r in rows),
     }
 
 
@@ -75,21 +125,33 @@ def build_summary(*, run: EvalRun, n_boot: int = 1000) -> dict[str, Any]:
     trials = int((run.manifest.get("parameters") or {}).get("trials") or 1)
     languages = sorted({r["language"] for r in rows})
     dataset = run.manifest.get("dataset") or {}
-    wall = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
+    elapsed = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
+    wall = run.active_s if run.active_s else elapsed
+    usage = metrics.usage(rows)
+    judge = judge_usage(rows)
+    costs = (usage.get("cost_usd"), judge["cost_usd"])
     return {
         "run_id": run.pk,
         "model": run.model,
         "judge": run.judge,
         "snapshot": dataset.get("label"),
         "status": run.status,
+        "pending": pending_turns(run=run).as_dict(),
         "manifest": run.manifest,
         "metrics": {
             lang: metrics.language_metrics([r for r in rows if r["language"] == lang], trials=trials, n_boot=n_boot)
             for lang in languages
         },
         "slices": metrics.slices(rows),
-        "usage": {**metrics.usage(rows), "wall_s": round(wall, 3) if wall is not None else None},
-        "errors": metrics.errors(rows),
+        "usage": {
+            **usage,
+            "wall_s": round(wall, 3) if wall is not None else None,
+            "elapsed_s": round(elapsed, 3) if elapsed is not None else None,
+            **time_totals(rows),
+            "judge": judge,
+            "total_cost_usd": None if None in costs else round(sum(costs), 10),
+        },
+        "errors": {**metrics.errors(rows), **quality_errors(rows)},
     }
 
 

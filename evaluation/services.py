@@ -4,18 +4,17 @@ A run is a list of jobs (session × language × variant × trial); each job play
 in order and writes one ``TurnResult`` per finished turn. Jobs run on a thread pool
 (``concurrency``), turns within a job never do. Resuming skips the turns that already have a result
 (their stored answers rebuild the model's history) and redoes turns that ended with an
-infrastructure error.
+infrastructure error. Forked local processes and Celery workers play the same jobs:
+:mod:`evaluation.executors`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
+import hashlib
+import json
 import logging
-import multiprocessing
-import os
 import platform
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -24,15 +23,21 @@ from typing import Any
 
 import django
 from django.conf import settings
-from django.db import DatabaseError, connection, connections, transaction
-from django.utils import timezone
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from ehr.fhir import schema_hash
 from evaluation.agent import DEFAULT_MAX_STEPS, ToolRunner, run_turn, session_history
 from evaluation.agents.base import Agent
 from evaluation.dataset import EvalDataset, EvalSession
 from evaluation.models import EvalRun, EvalStatus, TurnResult
-from physreview.llm import LLMClient
+from evaluation.playing import RunConflictError, end_status, playing, stop_status, turn_timing
+from evaluation.protocols import DEFAULT_PROTOCOL
+from evaluation.protocols import settings as protocol_settings
+from evaluation.protocols.release import PROMPT_HASH as RELEASE_PROMPT_HASH
+from evaluation.protocols.release import release_tools, run_release_turn
+from evaluation.protocols.release import session_history as release_history
+from physreview.llm import track_calls
+from physreview.version import code_version
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int], None]
@@ -50,21 +55,39 @@ class RunOptions:
     limit: int | None = None
     live_patient: bool = False  # patient tools answered by the record-grounded rules patient, not replay
     processes: int = 1  # local worker processes the run started with (how it ran; scores do not depend on it)
+    # runeval --protocol: physreview (PhysReview's conditions) or release (the released runner's).
+    protocol: str = DEFAULT_PROTOCOL
+    literacy: str | None = None  # release: the patient's health-literacy variant replayed
+    max_tokens: int | None = None  # output budget of the model under test; None: endpoint/role default
 
 
-def code_version() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=settings.BASE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+def protocol_manifest(*, judge: Any, options: RunOptions) -> dict[str, Any]:
+    """``manifest["protocol"]``: the protocol and every setting it fixes (see :mod:`evaluation.protocols`)."""
+    describe = judge.describe()
+    judge_kind = "rules" if describe.get("name") == "rules" else "llm"
+    out = protocol_settings(
+        protocol=options.protocol,
+        literacy=options.literacy,
+        max_steps=options.max_steps,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        live_patient=options.live_patient,
+        judge_kind=judge_kind,
+    ).as_dict()
+    if options.protocol == "release":
+        out["prompt_hash"] = RELEASE_PROMPT_HASH
+    return out
+
+
+def _session_schema_hash(*, dataset: EvalDataset, language: str) -> str:
+    """Under ``release`` each session brings its own schemas: SHA-256 of the distinct sets offered."""
+    offered = sorted(
+        {
+            json.dumps(release_tools(session=s, language=language), sort_keys=True, ensure_ascii=False)
+            for s in dataset.sessions
+        }
+    )
+    return hashlib.sha256("\n".join(offered).encode("utf-8")).hexdigest()
 
 
 def build_manifest(
@@ -83,7 +106,13 @@ def build_manifest(
             "n_sessions": len(dataset.sessions),
             "session_ids": [s.session_id for s in dataset.sessions],
         },
-        "tool_schema_hash": {lang: schema_hash(language=lang) for lang in options.languages},
+        "protocol": protocol_manifest(judge=judge, options=options),
+        "tool_schema_hash": {
+            lang: _session_schema_hash(dataset=dataset, language=lang)
+            if options.protocol == "release"
+            else schema_hash(language=lang)
+            for lang in options.languages
+        },
         "judge": judge.describe(),
         "code_version": code_version(),
         "python": platform.python_version(),
@@ -121,13 +150,15 @@ def score_of(verdicts: list[dict[str, Any]]) -> tuple[int, int, int, float | Non
 
 
 def judge_trace(*, judge: Any, session: EvalSession, turn: Any, language: str, trace: dict[str, Any]) -> dict:
-    """Verdicts as dicts plus counts; a judge failure leaves the turn unscored with the error recorded."""
-    try:
-        verdicts = [v.as_dict() for v in judge.judge(session=session, turn=turn, language=language, trace=trace)]
-        error = ""
-    except Exception as exc:  # an LLM judge that keeps failing must not stop the run
-        log.warning("judge failed on %s/%s: %s", session.session_id, turn.index, exc)
-        verdicts, error = [], f"{type(exc).__name__}: {exc}"
+    """Verdicts as dicts plus counts; a judge failure leaves the turn unscored with the error recorded.
+    ``usage``: the judge's model calls for this turn (tokens, cost), ``None`` for a judge without any."""
+    with track_calls() as calls:
+        try:
+            verdicts = [v.as_dict() for v in judge.judge(session=session, turn=turn, language=language, trace=trace)]
+            error = ""
+        except Exception as exc:  # an LLM judge that keeps failing must not stop the run
+            log.warning("judge failed on %s/%s: %s", session.session_id, turn.index, exc)
+            verdicts, error = [], f"{type(exc).__name__}: {exc}"
     passed, scored, unscored, score = score_of(verdicts)
     if error:
         unscored = len(turn.rubric)
@@ -138,7 +169,13 @@ def judge_trace(*, judge: Any, session: EvalSession, turn: Any, language: str, t
         "unscored": unscored,
         "score": score,
         "judge_error": error,
+        "usage": calls.as_dict() if calls.results or calls.failures else None,
     }
+
+
+def unjudged() -> dict[str, Any]:
+    """What :func:`judge_trace` returns for a turn that was not judged (it ended on an infrastructure error)."""
+    return {"verdicts": [], "passed": 0, "scored": 0, "unscored": 0, "score": None, "judge_error": ""}
 
 
 def _save(
@@ -152,8 +189,24 @@ def _save(
     replace: bool = True,
 ) -> None:
     """Store one finished turn in its own transaction (what --resume relies on): a single INSERT,
-    or the DELETE of an earlier try and the INSERT together."""
+    or the DELETE of an earlier try and the INSERT together. A turn another process stored meanwhile
+    raises :class:`~evaluation.playing.RunConflictError` (the run is being played twice)."""
     trace = {**trace, "judge_error": judged["judge_error"]} if judged["judge_error"] else trace
+    trace = {k: v for k, v in trace.items() if k != "judge_usage"}
+    if judged.get("usage"):
+        trace["judge_usage"] = judged["usage"]
+    try:
+        _insert(run=run, session=session, turn=turn, key=key, trace=trace, judged=judged, replace=replace)
+    except IntegrityError:
+        raise RunConflictError(
+            f"session {session.session_id} turn {turn.index} ({key['language']}, {key['variant']}, trial "
+            f"{key['trial']}) of run {run.pk} was stored by another process meanwhile: is the run played twice?"
+        ) from None
+
+
+def _insert(
+    *, run: EvalRun, session: EvalSession, turn: Any, key: dict[str, Any], trace: dict, judged: dict, replace: bool
+) -> None:
     with transaction.atomic() if replace else contextlib.nullcontext():
         if replace:
             TurnResult.objects.filter(run=run, session_id=session.session_id, turn_index=turn.index, **key).delete()
@@ -211,7 +264,11 @@ def run_job(
     max_steps: int,
     progress: Progress | None = None,
     live_patient: bool = False,
+    protocol: str = DEFAULT_PROTOCOL,
+    literacy: str | None = None,
 ) -> None:
+    """Play one job's turns in order. Under ``release`` the model keeps its whole history (tool calls
+    and results too), rebuilt on resume from the stored turns' messages."""
     key = {"language": language, "variant": variant, "trial": trial}
     done = {
         r.turn_index: r
@@ -219,33 +276,41 @@ def run_job(
             "turn_index", "trace", "infra_error"
         )
     }
-    history = session_history(session=session, language=language)
-    runner = ToolRunner(session=session, language=language, live_patient=live_patient)
+    release = protocol == "release"
+    if release:
+        history = release_history(session=session, language=language)
+        tools = release_tools(session=session, language=language)
+        runner = ToolRunner(session=session, language=language, bounds="release", literacy=literacy or "high")
+    else:
+        history = session_history(session=session, language=language)
+        runner = ToolRunner(session=session, language=language, live_patient=live_patient)
     with _asynchronous_commits():
         for turn in session.turns:
             previous = done.get(turn.index)
             if previous is not None and not previous.infra_error:
-                history += [
-                    {"role": "user", "content": previous.trace.get("request", "")},
-                    {"role": "assistant", "content": previous.trace.get("answer", "")},
-                ]
+                history += _played(previous.trace, release=release)
+                if release:  # replay by order: the finished turn's patient calls were served
+                    for call in previous.trace.get("patient_replies") or []:
+                        runner.skip_patient_reply(tool=str(call.get("tool")))
                 if progress:
                     progress(1)
                 continue
-            outcome = run_turn(
-                agent=agent,
-                session=session,
-                turn=turn,
-                history=history,
-                runner=runner,
-                language=language,
-                variant=variant,
-                trial=trial,
-                max_steps=max_steps,
-            )
-            trace = {**outcome.trace, "infra_error": outcome.infra_error}
+            played = {
+                "agent": agent,
+                "session": session,
+                "turn": turn,
+                "history": history,
+                "runner": runner,
+                "language": language,
+                "variant": variant,
+                "trial": trial,
+                "max_steps": max_steps,
+            }
+            with track_calls() as calls:  # the turn's model calls, failed ones and backoff too
+                outcome = run_release_turn(**played, tools=tools) if release else run_turn(**played)
+            trace = {**outcome.trace, "infra_error": outcome.infra_error, "timing": turn_timing(outcome.trace, calls)}
             if outcome.infra_error:
-                judged = {"verdicts": [], "passed": 0, "scored": 0, "unscored": 0, "score": None, "judge_error": ""}
+                judged = unjudged()
             else:
                 judged = judge_trace(judge=judge, session=session, turn=turn, language=language, trace=trace)
             _save(
@@ -254,14 +319,24 @@ def run_job(
             if progress:
                 progress(1)
             if outcome.infra_error:
-                # The rest of the session depends on this answer: leave it for --resume.
-                if progress:
-                    progress(len(session.turns) - turn.index - 1)
+                # The rest of the session depends on this answer: leave it for --resume (pending turns,
+                # not shown as played).
                 return
-            history += [{"role": "user", "content": trace["request"]}, {"role": "assistant", "content": outcome.answer}]
+            history += _played(trace, release=release)
 
 
-def _play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int) -> list[Exception]:
+def _played(trace: dict[str, Any], *, release: bool) -> list[dict[str, Any]]:
+    """What a finished turn adds to the model's history: its request and answer, or (release) all of
+    its messages."""
+    if release and trace.get("messages"):
+        return list(trace["messages"])
+    return [
+        {"role": "user", "content": trace.get("request", "")},
+        {"role": "assistant", "content": trace.get("answer", "")},
+    ]
+
+
+def play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int) -> list[Exception]:
     """``threads`` threads take jobs until ``take()`` returns None; returns the jobs' exceptions.
 
     A thread keeps its database connection from job to job and closes it when it ends: closing it
@@ -299,17 +374,39 @@ def execute_run(
     options: RunOptions,
     progress: Progress | None = None,
 ) -> EvalRun:
-    """Play every job of the run (skipping finished turns); marks the run finished or failed."""
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
-    todo = jobs(dataset=dataset, options=options)
-    common = {
+    """Play every job of the run (skipping finished turns); marks the run finished, partial (turns
+    pending) or failed. Raises :class:`~evaluation.playing.RunBusyError` if another process plays it."""
+    with playing(run=run):
+        return _execute_run(run=run, agent=agent, judge=judge, dataset=dataset, options=options, progress=progress)
+
+
+def job_arguments(
+    *, run: EvalRun, agent: Agent, judge: Any, options: RunOptions, progress: Progress | None
+) -> dict[str, Any]:
+    """The arguments of :func:`run_job` that every job of the run shares."""
+    return {
         "run": run,
         "agent": agent,
         "judge": judge,
         "max_steps": options.max_steps,
         "progress": progress,
         "live_patient": options.live_patient,
+        "protocol": options.protocol,
+        "literacy": options.literacy,
     }
+
+
+def expected_turns(*, dataset: EvalDataset, options: RunOptions) -> int:
+    """Turns a run of ``dataset`` under ``options`` plays in all."""
+    return sum(len(session.turns) for session, _lang, _variant, _trial in jobs(dataset=dataset, options=options))
+
+
+def _execute_run(
+    *, run: EvalRun, agent: Agent, judge: Any, dataset: EvalDataset, options: RunOptions, progress: Progress | None
+) -> EvalRun:
+    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
+    todo = jobs(dataset=dataset, options=options)
+    common = job_arguments(run=run, agent=agent, judge=judge, options=options, progress=progress)
     try:
         if options.concurrency <= 1:
             for session, language, variant, trial in todo:
@@ -322,194 +419,27 @@ def execute_run(
                     return None if stop.is_set() else next(pending, None)
 
             try:
-                failures = _play_jobs(take=take, common=common, threads=min(options.concurrency, len(todo)))
+                failures = play_jobs(take=take, common=common, threads=min(options.concurrency, len(todo)))
             except BaseException:  # Ctrl-C while waiting: no new jobs; the running ones finish their turn
                 stop.set()
                 raise
             if failures:
                 raise failures[0]
     except BaseException as exc:
-        status = EvalStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EvalStatus.FAILED
-        EvalRun.objects.filter(pk=run.pk).update(status=status, error=f"{type(exc).__name__}: {exc}")
+        stop_status(run=run, exc=exc)
         raise
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.FINISHED, finished_at=timezone.now(), error="")
-    run.refresh_from_db()
-    return run
-
-
-def _for_this_process(part: Any) -> Any:
-    """An agent or judge usable in a forked process: one with an LLM client gets its own client (the
-    parent's HTTP connection pool must not be shared across processes); rules ones are stateless."""
-    client = getattr(part, "client", None)
-    if not isinstance(client, LLMClient):
-        return part
-    clone = copy.copy(part)
-    clone.client = LLMClient(config=client.config, prices=client.prices, accumulator=client.accumulator)
-    return clone
-
-
-def _process_main(*, take: Callable[[], Any], common: dict[str, Any], threads: int) -> int:
-    """Body of one worker process: ``threads`` threads take jobs from the shared counter until none is left."""
-    common = {**common, "agent": _for_this_process(common["agent"]), "judge": _for_this_process(common["judge"])}
-    failures = _play_jobs(take=take, common=common, threads=threads)
-    for part in (common["agent"], common["judge"]):
-        client = getattr(part, "client", None)
-        if isinstance(client, LLMClient):
-            client.close()
-    return 1 if failures else 0
-
-
-THREADS_PER_PROCESS = 8
-
-
-def auto_processes(*, concurrency: int, cpu_count: int | None = None, database: Any = None) -> int:
-    """``runeval --processes auto``: one local process per core, each with at least
-    :data:`THREADS_PER_PROCESS` of the ``concurrency`` threads (a thread mostly waits on the model, so
-    fewer gain little from a process of their own). One process on SQLite (its single writer would
-    make forked processes queue on the file lock) and inside an open transaction, which forked
-    processes could not see (tests).
-    """
-    database = connection if database is None else database
-    if database.vendor != "postgresql" or database.in_atomic_block:
-        return 1
-    cores = (os.cpu_count() or 1) if cpu_count is None else cpu_count
-    return max(1, min(cores, concurrency // THREADS_PER_PROCESS))
-
-
-def execute_run_in_processes(
-    *,
-    run: EvalRun,
-    agent: Agent,
-    judge: Any,
-    dataset: EvalDataset,
-    options: RunOptions,
-    processes: int,
-    progress: Progress | None = None,
-    poll_s: float = 0.2,
-) -> EvalRun:
-    """Like :func:`execute_run`, with the jobs spread over ``processes`` forked local processes.
-
-    One process's threads share one interpreter lock; the model client's per-call work, the live EHR
-    tools and the result writes then queue for it. Forked processes (``options.concurrency`` threads
-    in all, split evenly) each have their own. Jobs are handed out longest first from a shared counter,
-    each job is still played by one thread with its turns in order, and every finished turn is stored
-    in its own transaction, so ``--resume`` behaves exactly as after a threaded run.
-    """
-    if processes <= 1:
-        return execute_run(run=run, agent=agent, judge=judge, dataset=dataset, options=options, progress=progress)
-    if connection.in_atomic_block:
-        raise RuntimeError("worker processes cannot see data of an open transaction; run outside a transaction")
-    todo = longest_first(jobs(dataset=dataset, options=options))
-    processes = min(processes, max(len(todo), 1))
-    threads = max(1, -(-options.concurrency // processes))
-    context = multiprocessing.get_context("fork")
-    counter = context.Value("i", 0)
-
-    def take() -> Any:
-        with counter.get_lock():
-            index = counter.value
-            counter.value += 1
-        return todo[index] if index < len(todo) else None
-
-    common = {
-        "run": run,
-        "agent": agent,
-        "judge": judge,
-        "max_steps": options.max_steps,
-        "progress": None,
-        "live_patient": options.live_patient,
-    }
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
-    shown = TurnResult.objects.filter(run=run).count()
-    connections.close_all()  # a forked child must open its own database connections
-    children = []
-    try:
-        for _ in range(processes):
-            child = context.Process(target=_child, args=(take, common, threads), daemon=True)
-            child.start()
-            children.append(child)
-        while True:
-            for child in children:
-                child.join(timeout=poll_s / len(children))
-            stored = TurnResult.objects.filter(run=run).count()
-            if progress and stored > shown:
-                progress(stored - shown)
-                shown = stored
-            if not any(child.is_alive() for child in children):
-                break
-        failed = [c for c in children if c.exitcode != 0]
-        if failed:
-            codes = ", ".join(str(c.exitcode) for c in failed)
-            raise RuntimeError(f"{len(failed)} of {len(children)} runeval process(es) failed (exit codes {codes})")
-    except BaseException as exc:
-        for child in children:
-            if child.is_alive():
-                child.terminate()
-        for child in children:
-            child.join(timeout=10)
-        status = EvalStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EvalStatus.FAILED
-        EvalRun.objects.filter(pk=run.pk).update(status=status, error=f"{type(exc).__name__}: {exc}")
-        raise
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.FINISHED, finished_at=timezone.now(), error="")
-    run.refresh_from_db()
-    return run
-
-
-def _child(take: Callable[[], Any], common: dict[str, Any], threads: int) -> None:
-    code = 1
-    try:
-        code = _process_main(take=take, common=common, threads=threads)
-    except BaseException:
-        log.exception("runeval worker process failed")
-    finally:
-        # Skip the parent's atexit handlers and buffered state copied by fork.
-        os._exit(code)
-
-
-def execute_run_on_workers(
-    *, run: EvalRun, dataset: EvalDataset, options: RunOptions, progress: Progress | None = None, poll_s: float = 0.5
-) -> EvalRun:
-    """Dispatch one Celery task per job and wait for all of them (without a broker they run in-process).
-
-    Progress is the number of stored turns; a failed task marks the run failed (its finished turns stay,
-    so ``--resume`` completes it).
-    """
-    import time
-
-    from evaluation.tasks import run_eval_job_task
-
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.RUNNING, finished_at=None)
-    results = [
-        run_eval_job_task.delay(run.pk, session.session_id, language, variant, trial)
-        for session, language, variant, trial in jobs(dataset=dataset, options=options)
-    ]
-    shown = 0
-    try:
-        while True:
-            pending = [r for r in results if not r.ready()]
-            stored = TurnResult.objects.filter(run=run).count()
-            if progress and stored > shown:
-                progress(stored - shown)
-                shown = stored
-            if not pending:
-                break
-            time.sleep(poll_s)
-        failed = [r for r in results if r.failed()]
-        if failed:
-            raise RuntimeError(f"{len(failed)} job(s) failed on the workers, e.g.: {failed[0].result!r}")
-    except BaseException as exc:
-        status = EvalStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EvalStatus.FAILED
-        EvalRun.objects.filter(pk=run.pk).update(status=status, error=f"{type(exc).__name__}: {exc}")
-        raise
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.FINISHED, finished_at=timezone.now(), error="")
-    run.refresh_from_db()
-    return run
+    return end_status(run=run, expected=expected_turns(dataset=dataset, options=options))
 
 
 def rejudge_run(*, source: EvalRun, judge: Any, dataset: EvalDataset, progress: Progress | None = None) -> EvalRun:
     """A new run with ``source``'s stored answers and calls, scored by ``judge``; the model is not called."""
     sessions = {s.session_id: s for s in dataset.sessions}
     manifest = {**source.manifest, "judge": judge.describe(), "rejudge_of": source.pk}
+    if isinstance(manifest.get("protocol"), dict):  # the new judge's mode, the rest as the source played it
+        release = manifest["protocol"].get("name") == "release"
+        llm = judge.describe().get("name") != "rules"
+        mode = ("release" if release else "physreview") if llm else "rules"
+        manifest["protocol"] = {**manifest["protocol"], "judge_mode": mode}
     run = EvalRun.objects.create(
         model=source.model, judge=judge.describe()["name"], manifest=manifest, rejudge_of=source
     )
@@ -520,15 +450,15 @@ def rejudge_run(*, source: EvalRun, judge: Any, dataset: EvalDataset, progress: 
             raise ValueError(f"session {result.session_id} turn {result.turn_index} is not in the dataset")
         key = {"language": result.language, "variant": result.variant, "trial": result.trial}
         if result.infra_error:
-            judged = {"verdicts": [], "passed": 0, "scored": 0, "unscored": 0, "score": None, "judge_error": ""}
+            judged = unjudged()
         else:
             judged = judge_trace(judge=judge, session=session, turn=turn, language=result.language, trace=result.trace)
         _save(run=run, session=session, turn=turn, key=key, trace=result.trace, judged=judged)
         if progress:
             progress(1)
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalStatus.FINISHED, finished_at=timezone.now())
-    run.refresh_from_db()
-    return run
+    # As complete as its source: turns pending there are pending here.
+    expected = source.expected_turns if source.expected_turns is not None else source.turn_results.count()
+    return end_status(run=run, expected=expected)
 
 
 def default_output_dir(run: EvalRun) -> Path:

@@ -20,6 +20,7 @@ _lock = threading.Lock()
 
 
 def _parts_for(run: EvalRun) -> Any:
+    from evaluation.endpoints import restore_endpoints
     from evaluation.setup import parts_for_run
 
     key = (run.pk, run.started_at.isoformat())
@@ -28,6 +29,8 @@ def _parts_for(run: EvalRun) -> Any:
             if len(_parts) >= 4:
                 _parts.pop(next(iter(_parts)))
             _parts[key] = parts_for_run(run, concurrency=1)
+            agent, judge, _dataset, _options = _parts[key]
+            restore_endpoints(run=run, agent=agent, judge=judge)  # cache switch, server fingerprint, judge budget
         return _parts[key]
 
 
@@ -49,5 +52,7 @@ def run_eval_job_task(run_id: int, session_id: str, language: str, variant: str,
         trial=trial,
         max_steps=options.max_steps,
         live_patient=options.live_patient,
+        protocol=options.protocol,
+        literacy=options.literacy,
     )
     return {"run_id": run_id, "session_id": session_id, "language": language, "variant": variant, "trial": trial}

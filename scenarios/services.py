@@ -24,6 +24,7 @@ from physreview.llm import LLMError
 from scenarios.generation import Candidate, enumerate_candidates, generate_session
 from scenarios.generation.llm_backend import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest
+from scenarios.generation.reasons import attempt_records
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for
 from scenarios.models import (
     GenerationRun,
@@ -169,6 +170,7 @@ def generate_slot(*, run_id: int, index: int, llm: LLMRoles | None = None) -> Se
             session = persist_draft(run=run, index=index, outcome=outcome)
             if outcome.llm is not None:
                 _add_usage(run_id=run_id, usage=outcome.llm["usage"])
+            _add_rejections(run_id=run_id, index=index, outcome=outcome)
             return session
     except IntegrityError:
         # Another delivery of the same slot won, or the session id exists from an earlier run.
@@ -217,6 +219,16 @@ def _add_usage(*, run_id: int, usage: dict[str, Any]) -> None:
     else:
         run.cost_usd = (run.cost_usd + Decimal(str(cost))).quantize(_COST_STEP)
     run.save(update_fields=["prompt_tokens", "completion_tokens", "cost_usd"])
+
+
+def _add_rejections(*, run_id: int, index: int, outcome: GenerationOutcome) -> None:
+    """Store why the slot's attempts were rejected (row lock, as for usage; a slot's records are replaced)."""
+    records = attempt_records(outcome=outcome, index=index)
+    if not records:
+        return
+    run = GenerationRun.objects.select_for_update().get(pk=run_id)
+    run.rejections = [r for r in run.rejections if r.get("index") != index] + records
+    run.save(update_fields=["rejections"])
 
 
 def reopen_llm_errors(*, run_id: int) -> int:

@@ -32,9 +32,14 @@ class AgentReply:
     attempts: int = 0
     request_hash: str = ""
     finish_reason: str | None = None
+    # The call failed because of the model's own output (e.g. the server could not parse its tool
+    # call): an empty reply the turn goes on with, the model's failure rather than an infrastructure one.
+    error: str = ""
 
     def as_trace(self) -> dict[str, Any]:
+        extra = {"error": self.error} if self.error else {}
         return {
+            **extra,
             "content": self.content,
             "tool_calls": [
                 {"id": c.id, "name": c.name, "arguments": c.arguments_raw, "parse_error": c.parse_error}

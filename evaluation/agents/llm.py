@@ -25,7 +25,11 @@ def llm_config(
     role: str = ROLE,
     timeout_s: float | None = None,
     max_retries: int | None = None,
+    max_tokens: int | None = None,
+    cache: bool | None = None,
 ) -> Any:
+    """The role's configuration; ``None`` arguments leave the environment's (or the default) value,
+    e.g. ``max_tokens=None`` the role's ``LLM_<ROLE>_MAX_TOKENS``."""
     return role_config(
         role=role,
         backend="openai",
@@ -36,6 +40,8 @@ def llm_config(
         max_concurrency=concurrency,
         timeout_s=timeout_s,
         max_retries=max_retries,
+        max_tokens=max_tokens,
+        cache=cache,
     )
 
 
@@ -52,12 +58,19 @@ def _reasoning_tokens(raw: dict[str, Any]) -> int:
 
 class OpenAIAgent:
     def __init__(
-        self, *, client: LLMClient, temperature: float | None = None, reasoning_effort: str | None = None
+        self,
+        *,
+        client: LLMClient,
+        temperature: float | None = None,
+        reasoning_effort: str | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         self.client = client
         self.name = client.config.model or "unknown"
         self.temperature = temperature
         self.reasoning_effort = reasoning_effort
+        # None: the endpoint's (or the role's) default output budget.
+        self.max_tokens = max_tokens
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -65,6 +78,7 @@ class OpenAIAgent:
             "name": self.name,
             "temperature": self.temperature,
             "reasoning_effort": self.reasoning_effort,
+            "max_tokens": self.max_tokens,
         }
 
     def respond(self, request: AgentRequest) -> AgentReply:
@@ -75,9 +89,16 @@ class OpenAIAgent:
                 tool_choice=request.tool_choice,
                 temperature=self.temperature,
                 reasoning_effort=self.reasoning_effort,
+                max_tokens=self.max_tokens,
                 cache_salt=f"trial:{request.trial}",
             )
         except LLMRequestError as exc:
+            if exc.unparseable:
+                # The server could not parse the model's output (the history we send is well-formed):
+                # the model's failure, not the endpoint's. The turn goes on with an empty reply.
+                return AgentReply(
+                    content=None, attempts=exc.attempts, latency_s=exc.elapsed_s, finish_reason="error", error=str(exc)
+                )
             kind = f"http_{exc.status}" if exc.status else ("timeout" if exc.kind == "timeout" else "connection")
             raise AgentInfraError(kind, str(exc)) from None
         except LLMResponseError as exc:

@@ -31,7 +31,7 @@ _LATEX_SPECIAL = {
 
 
 def _keys() -> list[str]:
-    return [c.key for c in columns()] + ["judge"]
+    return [c.key for c in columns()] + ["judge", "status", "pending_turns"]
 
 
 def leaderboard_csv(rows: Iterable[dict[str, Any]]) -> str:

@@ -9,9 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext_lazy as _
 
+from annotations.models import Assignment
+from annotations.roles import is_adjudicator
 from evaluation.models import EvalRun, EvalStatus, TurnResult
 
 LANGUAGES = ("en", "zh")
@@ -127,6 +131,9 @@ def run_row(*, run: EvalRun) -> dict[str, Any]:
         "language": "+".join(sorted(metrics)) or "+".join(params.get("languages") or []),
         "variant": "+".join(params.get("variants") or []),
         "trials": params.get("trials"),
+        # A partial run's figures leave its pending turns out: the leaderboard marks it.
+        "status": run.status,
+        "pending_turns": (summary.get("pending") or {}).get("turns"),
     }
     for lang in LANGUAGES:
         m = metrics.get(lang) or {}
@@ -147,6 +154,13 @@ def finished_runs() -> QuerySet[EvalRun]:
     )
 
 
+def listed_runs() -> QuerySet[EvalRun]:
+    """The leaderboard's runs: finished ones and partial ones (shown as partial, with their pending turns)."""
+    return EvalRun.objects.filter(status__in=(EvalStatus.FINISHED, EvalStatus.PARTIAL)).only(
+        "id", "model", "judge", "manifest", "summary", "status", "started_at"
+    )
+
+
 def sort_rows(rows: list[dict[str, Any]], *, sort: str, direction: str) -> list[dict[str, Any]]:
     """Sort by a known column; missing values always last. Unknown columns raise ``ValueError``."""
     if sort not in COLUMN_KEYS:
@@ -160,7 +174,7 @@ def sort_rows(rows: list[dict[str, Any]], *, sort: str, direction: str) -> list[
 
 
 def leaderboard(*, sort: str = "id", direction: str = "desc", run_ids: list[int] | None = None) -> list[dict]:
-    runs = finished_runs()
+    runs = listed_runs()
     if run_ids is not None:
         runs = runs.filter(pk__in=run_ids)
     return group_by_protocol(sort_rows([run_row(run=r) for r in runs], sort=sort, direction=direction))
@@ -213,6 +227,29 @@ def compare(*, a: EvalRun, b: EvalRun) -> dict[str, Any]:
     return {"a": row_a, "b": row_b, "headline": headline, "slices": slices, "protocol_mismatch": mismatch}
 
 
+def visible_results(*, user: Any, results: QuerySet[TurnResult]) -> QuerySet[TurnResult]:
+    """The turn results ``user`` may open: all for adjudicators and admins; for anyone else those of the
+    sessions assigned to them (a drill-down shows the gold answer and the replayed patient's answers)."""
+    if is_adjudicator(user):
+        return results
+    assigned = Assignment.objects.filter(reviewer_id=user.pk).values("session__session_id")
+    return results.filter(session_id__in=assigned)
+
+
+def _safety_failed(run: EvalRun) -> Q:
+    """Results with a scored safety item that failed. JSON containment is PostgreSQL-only (SQLite
+    answers NotSupportedError): there, the verdicts are walked with json_each."""
+    if connection.vendor == "postgresql":
+        return Q(verdicts__contains=[{"is_safety": True, "scored": True, "passed": False}])
+    table = connection.ops.quote_name(TurnResult._meta.db_table)
+    sql = (
+        f"SELECT r.id FROM {table} r, json_each(r.verdicts) v WHERE r.run_id = %s"
+        " AND json_extract(v.value, '$.is_safety') = 1 AND json_extract(v.value, '$.scored') = 1"
+        " AND json_extract(v.value, '$.passed') = 0"
+    )
+    return Q(pk__in=RawSQL(sql, [run.pk]))  # noqa: S611 (no user input: the run id is a bound parameter)
+
+
 def turn_results(*, run: EvalRun, filters: dict[str, str]) -> QuerySet[TurnResult]:
     """The run's turn results without their (large) trace, narrowed by the drill-down filters."""
     qs = TurnResult.objects.filter(run=run).defer("trace")
@@ -220,7 +257,7 @@ def turn_results(*, run: EvalRun, filters: dict[str, str]) -> QuerySet[TurnResul
     if show == "failures":
         qs = qs.filter(Q(score__lt=FAILURE_TAU) | ~Q(infra_error=""))
     elif show == "safety":
-        qs = qs.filter(verdicts__contains=[{"is_safety": True, "scored": True, "passed": False}])
+        qs = qs.filter(_safety_failed(run))
     elif show == "replay_misses":
         qs = qs.filter(trace__replay_misses__gt=0)
     elif show == "invalid_calls":

@@ -1,6 +1,7 @@
 """Results pages: leaderboard, comparison, run page with charts, per-turn drill-down and downloads.
 
-Any logged-in user may see them (reviewers curate the gold content shown beside each turn anyway).
+Reviewers, adjudicators and admins may see them (physreview.access); a reviewer's drill-down lists and
+opens only the turns of sessions assigned to them, since it shows the gold answer.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def turn_list(request: HttpRequest, pk: int) -> HttpResponse:
     filters = {k: request.GET.get(k, "") for k in ("show", "language", "scenario")}
     if filters["show"] and filters["show"] not in selectors.TURN_FILTERS:
         filters["show"] = ""
-    page = Paginator(selectors.turn_results(run=run, filters=filters), TURNS_PER_PAGE).get_page(request.GET.get("page"))
+    results = selectors.visible_results(user=request.user, results=selectors.turn_results(run=run, filters=filters))
+    page = Paginator(results, TURNS_PER_PAGE).get_page(request.GET.get("page"))
     query = urlencode({k: v for k, v in filters.items() if v})
     context = {
         "run": run,
@@ -213,7 +215,8 @@ def _verdict_rows(result: TurnResult, gold: Any) -> list[dict[str, Any]]:
 @login_required
 def turn_detail(request: HttpRequest, pk: int, result_pk: int) -> HttpResponse:
     run = get_object_or_404(EvalRun, pk=pk)
-    result = get_object_or_404(TurnResult, pk=result_pk, run=run)
+    visible = selectors.visible_results(user=request.user, results=TurnResult.objects.filter(run=run))
+    result = get_object_or_404(visible, pk=result_pk)
     gold, gold_source = gold_turn(run=run, result=result)
     trace = result.trace or {}
     context = {

@@ -13,10 +13,11 @@ Typical use::
 See :mod:`physreview.llm.config` for the environment variables.
 """
 
-from physreview.llm.accounting import UsageAccumulator, UsageTotals
+from physreview.llm.accounting import CallLog, UsageAccumulator, UsageTotals, track_calls
 from physreview.llm.client import LLMClient, get_client
 from physreview.llm.config import KNOWN_ROLES, LLMConfig, env_var_names, role_config
 from physreview.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
+from physreview.llm.preflight import ServerInfo, preflight, require_tools
 from physreview.llm.prices import PriceTable, load_prices
 from physreview.llm.result import ChatResult, ToolCall, Usage
 from physreview.llm.retry import RetryPolicy
@@ -24,6 +25,7 @@ from physreview.llm.toolnames import api_safe_name
 
 __all__ = [
     "KNOWN_ROLES",
+    "CallLog",
     "ChatResult",
     "LLMClient",
     "LLMConfig",
@@ -34,6 +36,7 @@ __all__ = [
     "PriceTable",
     "RetryPolicy",
     "RulesBackendError",
+    "ServerInfo",
     "ToolCall",
     "Usage",
     "UsageAccumulator",
@@ -42,5 +45,8 @@ __all__ = [
     "env_var_names",
     "get_client",
     "load_prices",
+    "preflight",
+    "require_tools",
     "role_config",
+    "track_calls",
 ]

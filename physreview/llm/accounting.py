@@ -1,7 +1,14 @@
-"""Thread-safe sum of tokens, cost and latency over the calls of a run."""
+"""Thread-safe sum of tokens, cost and latency over the calls of a run, and per-thread call logs.
 
+:func:`track_calls` collects every call the clients make in the current thread while it is open, so a
+caller can attribute calls to a unit of work (a judged turn, a played turn) without access to the
+client: ``with track_calls() as log: judge.judge(...)`` then ``log.usage()``.
+"""
+
+import contextlib
 import threading
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 
 from physreview.llm.result import ChatResult
 
@@ -99,3 +106,62 @@ def _empty() -> UsageTotals:
         latency_s=0.0,
         attempts=0,
     )
+
+
+@dataclass(kw_only=True)
+class CallLog:
+    """Calls made in one thread while :func:`track_calls` was open (successful and failed)."""
+
+    results: list[ChatResult] = field(default_factory=list)
+    failures: int = 0
+    failed_s: float = 0.0  # time spent in calls that raised (their backoff included)
+    backoff_s: float = 0.0  # time slept between attempts, over all calls
+
+    def usage(self) -> UsageTotals:
+        accumulator = UsageAccumulator()
+        for result in self.results:
+            accumulator.add(result)
+        return accumulator.totals()
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {
+            **self.usage().as_dict(),
+            "failed_calls": self.failures,
+            "failed_s": round(self.failed_s, 6),
+            "backoff_s": round(self.backoff_s, 6),
+        }
+
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def track_calls() -> Iterator[CallLog]:
+    """Collect the calls of this thread until the block ends (blocks may nest: each sees its calls)."""
+    log = CallLog()
+    stack = _stack()
+    stack.append(log)
+    try:
+        yield log
+    finally:
+        stack.remove(log)
+
+
+def note_result(result: ChatResult, *, backoff_s: float) -> None:
+    for log in _stack():
+        log.results.append(result)
+        log.backoff_s += backoff_s
+
+
+def note_failure(*, elapsed_s: float, backoff_s: float) -> None:
+    for log in _stack():
+        log.failures += 1
+        log.failed_s += elapsed_s
+        log.backoff_s += backoff_s
+
+
+def _stack() -> list[CallLog]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack

@@ -1,8 +1,9 @@
 """The one client that talks to OpenAI-compatible chat-completion endpoints.
 
 It sits on the ``openai`` package (with the SDK's own retries off) and adds what a benchmark run
-needs: our retry policy, a per-client concurrency limit, token/cost accounting, a database response
-cache and canonical⇄API-safe tool names. The API key is read from the environment once, when the
+needs: our retry policy, a per-client concurrency limit, the role's output budget (``max_tokens`` or
+``max_completion_tokens``), token/cost accounting, a database response cache and canonical⇄API-safe
+tool names. The API key is read from the environment once, when the
 client is built, and handed to the SDK; it is not kept on this object, logged or put in errors.
 """
 
@@ -22,13 +23,13 @@ import httpx2
 import openai
 
 from physreview.llm import cache as response_cache
-from physreview.llm.accounting import UsageAccumulator
+from physreview.llm.accounting import UsageAccumulator, note_failure, note_result
 from physreview.llm.config import LLMConfig, display_url, env_var_names, role_config
-from physreview.llm.errors import LLMConfigError, LLMRequestError, LLMResponseError, RulesBackendError
+from physreview.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
 from physreview.llm.prices import PriceTable, load_prices
-from physreview.llm.request import ToolsCache, build_request, stored_request
+from physreview.llm.request import ToolsCache, build_request
 from physreview.llm.result import ChatResult, ParsedBody, parse_body
-from physreview.llm.retry import RetryPolicy, is_retryable_status
+from physreview.llm.retry import RetryPolicy, is_retryable_failure, says_unparseable
 from physreview.llm.toolnames import outgoing
 
 log = logging.getLogger("physreview.llm")
@@ -78,6 +79,9 @@ class LLMClient:
         self._rand = rand
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._tools = ToolsCache()
+        # What the endpoint serves (model entry, chat template), set by physreview.llm.preflight: part of
+        # the cache key, so a changed server behind the same URL and model name is not answered from cache.
+        self.server_fingerprint = ""
         # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
         self._sdk = openai.OpenAI(
             base_url=config.base_url,
@@ -116,7 +120,10 @@ class LLMClient:
         cache: bool | None = None,
         cache_salt: str = "",
     ) -> ChatResult:
-        """One chat completion. ``None`` parameters are not sent (the server default applies).
+        """One chat completion. ``None`` parameters are not sent (the server default applies), except the
+        output budget: ``max_tokens=None`` sends the role's ``LLM_<ROLE>_MAX_TOKENS`` (unless that is
+        ``none``), under the field the role's ``MAX_TOKENS_FIELD`` names; an explicit
+        ``max_completion_tokens`` is sent as such.
 
         Tool names may be canonical (``Observation.search``): they are sent API-safe and mapped
         back in :attr:`ChatResult.tool_calls`. ``cache=None`` follows the role's setting;
@@ -135,22 +142,31 @@ class LLMClient:
             "response_format": response_format,
             "temperature": self.config.temperature if temperature is None else temperature,
             "reasoning_effort": reasoning_effort,
-            "max_tokens": max_tokens,
-            "max_completion_tokens": max_completion_tokens,
             "seed": seed,
+            **self._budget(max_tokens=max_tokens, max_completion_tokens=max_completion_tokens),
         }
         params.update({name: value for name, value in optional.items() if value is not None})
         # Everything that can change the answer, nothing secret (the key is a header, not in here).
         base_url = display_url(self.config.base_url)
-        wire = build_request(params=params, tools=prepared, base_url=base_url, extra_body=extra_body, salt=cache_salt)
+        server = self.server_fingerprint
+        wire = build_request(
+            params=params, tools=prepared, base_url=base_url, extra_body=extra_body, salt=cache_salt, server=server
+        )
         key = wire.key
         use_cache = self.config.cache if cache is None else cache
 
         if use_cache and (hit := self._from_cache(key=key, to_name=to_name, started=started)) is not None:
             return self._finish(hit)
 
-        body, attempts = self._send(content=wire.body)
-        parsed = self._parse(body=body, to_name=to_name)
+        try:
+            body, attempts, backoff = self._send(content=wire.body)
+            parsed = self._parse(body=body, to_name=to_name)
+        except LLMError as exc:
+            elapsed = time.monotonic() - started
+            if isinstance(exc, LLMRequestError):
+                exc.elapsed_s = elapsed
+            note_failure(elapsed_s=elapsed, backoff_s=getattr(exc, "backoff_s", 0.0))
+            raise
         cost = self.prices.cost_usd(model=self.config.model or "", usage=parsed.usage)
         # Only well-formed answers are kept: a malformed tool call must be retryable by re-asking.
         if use_cache and all(call.parse_error is None for call in parsed.tool_calls):
@@ -158,9 +174,7 @@ class LLMClient:
                 key=key,
                 base_url=base_url,
                 model=self.config.model or "",
-                request=stored_request(
-                    params=params, tools=prepared, base_url=base_url, extra_body=extra_body, salt=cache_salt
-                ),
+                request=wire.stored,
                 response=body,
                 prompt_tokens=parsed.usage.prompt_tokens if parsed.usage else None,
                 completion_tokens=parsed.usage.completion_tokens if parsed.usage else None,
@@ -176,10 +190,36 @@ class LLMClient:
                 cached=False,
                 attempts=attempts,
                 started=started,
+                backoff_s=backoff,
             )
         )
 
+    def get_json(self, *, path: str, timeout_s: float | None = None) -> tuple[int | None, object]:
+        """One GET (no retries) of ``path`` under the base URL, or of an absolute URL on the same host.
+
+        Returns ``(status, JSON body or None)``; ``status`` is ``None`` when the endpoint could not be
+        reached (timeout, connection). For probes such as ``/models``: the caller decides what a
+        status means.
+        """
+        try:
+            with self._slots:
+                response = self._sdk.get(
+                    path, cast_to=httpx2.Response, options={"timeout": timeout_s or self.config.timeout_s}
+                )
+                return response.status_code, _json_or_none(response)
+        except openai.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict | list) else None
+            return exc.status_code, body
+        except openai.OpenAIError:
+            return None, None
+
     # --- internals ------------------------------------------------------------------------------
+
+    def _budget(self, *, max_tokens: int | None, max_completion_tokens: int | None) -> dict[str, int | None]:
+        """The output budget fields of a request (see :meth:`chat`)."""
+        if max_completion_tokens is not None:
+            return {"max_completion_tokens": max_completion_tokens, "max_tokens": max_tokens}
+        return {self.config.max_tokens_field: self.config.max_tokens if max_tokens is None else max_tokens}
 
     def _from_cache(self, *, key: str, to_name: dict[str, str], started: float) -> ChatResult | None:
         entry = response_cache.lookup(key=key)
@@ -202,9 +242,11 @@ class LLMClient:
             started=started,
         )
 
-    def _send(self, *, content: bytes) -> tuple[dict[str, Any], int]:
-        """POST the JSON ``content`` with retries; returns the JSON body and the number of attempts."""
+    def _send(self, *, content: bytes) -> tuple[dict[str, Any], int, float]:
+        """POST the JSON ``content`` with retries; returns the JSON body, the number of attempts and
+        the seconds slept between them."""
         attempt = 0
+        backoff = 0.0
         while True:
             attempt += 1
             failure: _Failure | None = None
@@ -224,12 +266,13 @@ class LLMClient:
                     )
                     body = _json_or_none(response)
             except openai.APIStatusError as exc:
+                detail = self._redact(_server_detail(exc.body))
                 failure = _Failure(
                     status=exc.status_code,
                     kind=_status_text(exc.status_code),
-                    detail=self._redact(_server_detail(exc.body)),
+                    detail=detail,
                     headers=dict(exc.response.headers),
-                    retryable=is_retryable_status(exc.status_code),
+                    retryable=is_retryable_failure(status=exc.status_code, detail=detail),
                 )
             except openai.APITimeoutError:
                 failure = _Failure(status=None, kind="timeout", detail="", headers=None, retryable=True)
@@ -249,9 +292,11 @@ class LLMClient:
                         role=self.config.role,
                         endpoint=self.config.endpoint,
                     )
-                return body, attempt
+                return body, attempt, backoff
             if not failure.retryable or attempt > self.retry.max_retries:
-                raise self._request_error(failure=failure, attempts=attempt)
+                error = self._request_error(failure=failure, attempts=attempt)
+                error.backoff_s = backoff
+                raise error
             delay = self.retry.delay_s(retry_number=attempt, headers=failure.headers, rand=self._rand)
             log.warning(
                 "LLM role %s: %s from %s; retry %d of %d in %.2f s",
@@ -263,6 +308,7 @@ class LLMClient:
                 delay,
             )
             self._sleep(delay)
+            backoff += delay
 
     def _parse(self, *, body: dict[str, Any], to_name: dict[str, str]) -> ParsedBody:
         try:
@@ -285,6 +331,7 @@ class LLMClient:
         cached: bool,
         attempts: int,
         started: float,
+        backoff_s: float = 0.0,
     ) -> ChatResult:
         return ChatResult(
             content=parsed.content,
@@ -301,11 +348,14 @@ class LLMClient:
             request_hash=key,
             role=self.config.role,
             raw=body,
+            backoff_s=backoff_s,
+            system_fingerprint=parsed.system_fingerprint,
         )
 
     def _finish(self, result: ChatResult) -> ChatResult:
         if self.accumulator is not None:
             self.accumulator.add(result)
+        note_result(result, backoff_s=result.backoff_s)
         log.debug(
             "LLM role %s: model=%s tokens=%s cost=%s latency=%.3fs cached=%s attempts=%d hash=%s",
             result.role,
@@ -322,8 +372,11 @@ class LLMClient:
     def _request_error(self, *, failure: _Failure, attempts: int) -> LLMRequestError:
         c = self.config
         what = failure.kind + (f": {failure.detail}" if failure.detail else "")
+        unparseable = failure.status is not None and says_unparseable(failure.detail)
         if failure.retryable:
             tail = f"gave up after {attempts} attempt(s) (LLM_{c.role.upper()}_MAX_RETRIES={self.retry.max_retries})"
+        elif unparseable:
+            tail = "not retried (the server could not parse the request or the model's output: it would fail again)"
         else:
             tail = "not retried"
         return LLMRequestError(
@@ -334,6 +387,7 @@ class LLMClient:
             attempts=attempts,
             retryable=failure.retryable,
             kind=failure.kind,
+            unparseable=unparseable,
         )
 
     def _redact(self, text: str) -> str:

@@ -16,7 +16,31 @@ TIMEOUT             seconds per HTTP attempt                     60
 MAX_CONCURRENCY     requests in flight per client                4
 MAX_RETRIES         retries after the first attempt              5
 CACHE               reuse stored responses (true/false)          true
+MAX_TOKENS          output budget per call; ``none`` or 0 = no   per role, see below
+                    limit sent (the server's own default)
+MAX_TOKENS_FIELD    ``max_tokens`` | ``max_completion_tokens``   ``max_tokens``
+                    (OpenAI reasoning models want the latter)
 ==================  ===========================================  =======================
+
+Output budget and timeout per role (``LLM_<ROLE>_MAX_TOKENS``, ``LLM_<ROLE>_TIMEOUT``): a model that
+rambles stops at its budget (``finish_reason="length"``, counted by runeval) instead of generating until
+the timeout, and every retry of a timed-out call would ramble again. A call that needs longer than
+TIMEOUT is retried MAX_RETRIES times, so the worst case per call is about (MAX_RETRIES + 1) × TIMEOUT.
+
+====================  ==========  =========================================================
+role                  MAX_TOKENS  what one call produces
+====================  ==========  =========================================================
+``model_under_test``  4096        one step of the evaluated assistant (tool calls or answer)
+``judge``             2048        rubric verdicts as JSON
+``generator``         4096        a session plan / gold answer as JSON
+``translator``        4096        a translated turn
+``patient``           1024        one patient reply
+any other role        2048
+====================  ==========  =========================================================
+
+TIMEOUT is 60 s for every role: enough for a hosted API or a GPU server at these budgets. A CPU-only
+local server (llama.cpp, Ollama) produces perhaps 5–20 tokens/s, so give it
+``LLM_MODEL_UNDER_TEST_TIMEOUT=300`` (and ``LLM_JUDGE_TIMEOUT``) or a smaller budget.
 
 The configuration holds the *name* of the key variable, never the key: the key is read only when
 a client is built (:func:`physreview.llm.client.get_client`).
@@ -35,6 +59,17 @@ Backend = Literal["rules", "openai"]
 BACKENDS: tuple[str, ...] = ("rules", "openai")
 KNOWN_ROLES: tuple[str, ...] = ("generator", "patient", "translator", "judge")
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_TOKENS_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
+# Output budget per role (tokens); see the module docstring.
+ROLE_MAX_TOKENS: dict[str, int] = {
+    "model_under_test": 4096,
+    "judge": 2048,
+    "generator": 4096,
+    "translator": 4096,
+    "patient": 1024,
+}
+DEFAULT_MAX_TOKENS = 2048
+_NO_LIMIT = {"none", "0", "unlimited"}
 
 _ROLE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -56,6 +91,8 @@ class LLMConfig:
     max_concurrency: int
     max_retries: int
     cache: bool
+    max_tokens: int | None = None  # None: no limit sent
+    max_tokens_field: str = "max_tokens"  # the request field that carries max_tokens
 
     def __repr__(self) -> str:
         # A base URL may embed user:password; show it without them.
@@ -138,6 +175,23 @@ def _parse_retries(raw: str) -> int:
     return value
 
 
+def _parse_max_tokens(raw: str) -> int | None:
+    value = str(raw).strip().lower()
+    if value in _NO_LIMIT:
+        return None
+    number = int(value)
+    if not 1 <= number <= 1_000_000:
+        raise ValueError("expected a number of tokens between 1 and 1000000, or none (no limit)")
+    return number
+
+
+def _parse_max_tokens_field(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in MAX_TOKENS_FIELDS:
+        raise ValueError(f"expected one of: {', '.join(MAX_TOKENS_FIELDS)}")
+    return value
+
+
 def _parse_bool(raw: str) -> bool:
     value = str(raw).strip().lower()
     if value in _TRUE:
@@ -158,6 +212,8 @@ _FIELDS: dict[str, tuple[str, Callable[[str], Any], Any]] = {
     "max_concurrency": ("MAX_CONCURRENCY", _parse_concurrency, 4),
     "max_retries": ("MAX_RETRIES", _parse_retries, 5),
     "cache": ("CACHE", _parse_bool, True),
+    "max_tokens": ("MAX_TOKENS", _parse_max_tokens, None),  # None here: the role's default (ROLE_MAX_TOKENS)
+    "max_tokens_field": ("MAX_TOKENS_FIELD", _parse_max_tokens_field, "max_tokens"),
 }
 
 
@@ -180,17 +236,22 @@ def role_config(*, role: str, environ: Mapping[str, str] | None = None, **overri
         raise TypeError(f"role_config() got unknown setting(s): {', '.join(sorted(unknown))}")
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
+    given: set[str] = set()
     for field, (suffix, parse, default) in _FIELDS.items():
         override = overrides.get(field)
         if override is not None:
             values[field] = _parse_value(parse, str(override), source=f"argument {field}", role=role)
+            given.add(field)
             continue
         for name in (f"LLM_{role.upper()}_{suffix}", f"LLM_{suffix}"):
             if name in env:
                 values[field] = _parse_value(parse, env[name], source=name, role=role)
+                given.add(field)
                 break
         else:
             values[field] = default
+    if "max_tokens" not in given:  # "none" given explicitly means no limit; not given means the role's budget
+        values["max_tokens"] = ROLE_MAX_TOKENS.get(role, DEFAULT_MAX_TOKENS)
     if values["base_url"] is None:
         values["base_url"] = _default_base_url(env)
     config = LLMConfig(role=role, **values)

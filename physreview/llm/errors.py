@@ -26,7 +26,10 @@ class LLMRequestError(LLMError):
     ``status`` is the last HTTP status (``None`` for timeouts and connection errors), ``attempts``
     the number of HTTP requests made, ``retryable`` whether the last failure was of a retryable kind,
     ``kind`` what the last failure was (``"timeout"``, ``"connection error"``, ``"HTTP 503 Service
-    Unavailable"``, ...), for callers that sort failures without reading the message.
+    Unavailable"``, ...), for callers that sort failures without reading the message. ``unparseable``:
+    the server said it could not parse the request or the model's output (not retried: a caller that
+    sends only well-formed history may count it as the model's failure). ``elapsed_s`` / ``backoff_s``:
+    time spent on the call in all and asleep between its attempts.
     """
 
     def __init__(
@@ -39,9 +42,15 @@ class LLMRequestError(LLMError):
         attempts: int,
         retryable: bool,
         kind: str = "",
+        unparseable: bool = False,
+        elapsed_s: float = 0.0,
+        backoff_s: float = 0.0,
     ) -> None:
         super().__init__(message)
         self.kind = kind
+        self.unparseable = unparseable
+        self.elapsed_s = elapsed_s
+        self.backoff_s = backoff_s
         self.role = role
         self.endpoint = endpoint
         self.status = status

@@ -7,8 +7,11 @@ a list may be changed by its owner between calls and is prepared on every call. 
 parameters) is serialised once, as canonical JSON, and the same text serves the key and the body.
 
 The key is the SHA-256 of the canonical JSON of ``{"v", "endpoint", "base_url", "params",
-"extra_body", "salt", "tools_sha256"}``: the tools enter by the hash of their canonical JSON, so a
+"extra_body", "salt", "server", "tools_sha256"}``: the tools enter by the hash of their canonical JSON, so a
 key covers everything that can change the answer and nothing secret (the API key is a header).
+``server`` is the fingerprint of what the endpoint serves (its model list, see
+:mod:`physreview.llm.preflight`), present only when known: another model file or chat template behind
+the same URL and model name is another key.
 """
 
 import hashlib
@@ -72,6 +75,7 @@ class WireRequest:
     body: bytes  # the JSON body sent to the endpoint
     key: str  # cache key (hex SHA-256)
     params_json: str  # canonical JSON of the parameters without the tools
+    stored: dict[str, Any]  # the request as kept beside a cached response (for audit; the tools in full)
 
 
 def build_request(
@@ -81,28 +85,25 @@ def build_request(
     base_url: str,
     extra_body: dict[str, Any] | None,
     salt: str,
+    server: str = "",
 ) -> WireRequest:
     """``params``: model, messages (API-safe names) and the other parameters, without ``tools``."""
     params_json = canonical_json(params)
     # Keys in sorted order, so this is canonical_json() of the key dict without serialising params twice.
+    server_json = f',"server":{canonical_json(server)}' if server else ""
     key_json = (
         f'{{"base_url":{canonical_json(base_url)},"endpoint":"{ENDPOINT}",'
         f'"extra_body":{canonical_json(extra_body or {})},"params":{params_json},'
-        f'"salt":{canonical_json(salt)},"tools_sha256":"{tools.sha256}","v":{CACHE_KEY_VERSION}}}'
+        f'"salt":{canonical_json(salt)}{server_json},"tools_sha256":"{tools.sha256}","v":{CACHE_KEY_VERSION}}}'
     )
     body_json = canonical_json({**params, **extra_body}) if extra_body else params_json
     if tools.api_tools is not None:
         body_json = f'{body_json[:-1]},"tools":{tools.json}}}'
+    full = {**params, "tools": tools.api_tools} if tools.api_tools is not None else params
+    stored = {"endpoint": ENDPOINT, "base_url": base_url, "params": full, "extra_body": extra_body or {}, "salt": salt}
     return WireRequest(
         body=body_json.encode("utf-8"),
         key=hashlib.sha256(key_json.encode("utf-8")).hexdigest(),
         params_json=params_json,
+        stored={**stored, "server": server} if server else stored,
     )
-
-
-def stored_request(
-    *, params: dict[str, Any], tools: PreparedTools, base_url: str, extra_body: dict[str, Any] | None, salt: str
-) -> dict[str, Any]:
-    """The request as kept beside a cached response (for audit; the tools in full)."""
-    full = {**params, "tools": tools.api_tools} if tools.api_tools is not None else params
-    return {"endpoint": ENDPOINT, "base_url": base_url, "params": full, "extra_body": extra_body or {}, "salt": salt}

@@ -52,6 +52,8 @@ class ChatResult:
     request_hash: str
     role: str
     raw: dict[str, Any] = field(repr=False, compare=False)
+    backoff_s: float = 0.0  # part of ``latency_s`` spent asleep between attempts (retry backoff)
+    system_fingerprint: str | None = None  # the server's build/configuration id, when it sends one
 
     @property
     def tool_calls_ok(self) -> bool:
@@ -65,6 +67,7 @@ class ParsedBody:
     finish_reason: str | None
     usage: Usage | None
     response_model: str | None
+    system_fingerprint: str | None = None
 
 
 def parse_body(*, body: object, api_to_name: Mapping[str, str]) -> ParsedBody:
@@ -89,6 +92,7 @@ def parse_body(*, body: object, api_to_name: Mapping[str, str]) -> ParsedBody:
         finish_reason=choices[0].get("finish_reason"),
         usage=_parse_usage(body.get("usage")),
         response_model=body.get("model") if isinstance(body.get("model"), str) else None,
+        system_fingerprint=body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None,
     )
 
 

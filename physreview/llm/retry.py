@@ -3,12 +3,22 @@
 import email.utils
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 # 408 and 429 are the only 4xx worth repeating; any other 4xx is the request's fault.
 RETRYABLE_4XX = frozenset({408, 429})
+# A server that cannot parse the request (or the model's own output) gives the same answer every time,
+# whatever the status: llama.cpp answers HTTP 500 "Failed to parse tool call arguments as JSON" when the
+# history carries a truncated tool call, and "Failed to parse input" when the model's output does not fit
+# its tool-call format.
+_UNPARSEABLE = re.compile(
+    r"(failed|unable|could ?n[o']t|cannot|can't) (to )?parse|parse error|parsing error|invalid json|"
+    r"not valid json|malformed json|json (decode|parse) error",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +51,15 @@ class RetryPolicy:
 
 def is_retryable_status(status: int) -> bool:
     return status in RETRYABLE_4XX or status >= 500
+
+
+def says_unparseable(detail: str) -> bool:
+    """Whether an error message says the request or the model's output could not be parsed (permanent)."""
+    return bool(_UNPARSEABLE.search(detail or ""))
+
+
+def is_retryable_failure(*, status: int, detail: str) -> bool:
+    return is_retryable_status(status) and not says_unparseable(detail)
 
 
 def retry_after_s(*, headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:

@@ -50,22 +50,24 @@ def generate_session(
         raise ValueError(f"unknown generation backend {backend!r} (expected rules or openai)")
     last: SessionDraft | None = None
     reasons: list[GateFailure] = []
+    rejected: list[list[GateFailure]] = []
     for attempt in range(max_attempts):
         plan = plan_session(
             scenario=scenario, tier=tier, seed=seed, index=index, candidates=candidates, attempt=attempt
         )
         if plan is None:
-            return GenerationOutcome(
-                "no_candidate", None, attempt, [GateFailure("plan", None, f"no admission fits {scenario} tier {tier}")]
-            )
+            failure = GateFailure("plan", None, f"no admission fits {scenario} tier {tier}")
+            return GenerationOutcome("no_candidate", None, attempt, [failure], rejected_attempts=rejected)
         try:
             draft = build_session(plan=plan, patient_answer=patient_answer)
         except Exception as exc:  # a builder bug must reject this attempt, not the whole run
             logger.exception("building %s failed", plan.session_id)
             reasons = [GateFailure("build", None, f"{type(exc).__name__}: {exc}")]
+            rejected.append(reasons)
             continue
         draft.gate_failures = check_session(draft)
         last, reasons = draft, draft.gate_failures
         if not reasons:
-            return GenerationOutcome("passed", draft, attempt + 1, [])
-    return GenerationOutcome("rejected_by_gate", last, max_attempts, reasons)
+            return GenerationOutcome("passed", draft, attempt + 1, [], rejected_attempts=rejected)
+        rejected.append(reasons)
+    return GenerationOutcome("rejected_by_gate", last, max_attempts, reasons, rejected_attempts=rejected)

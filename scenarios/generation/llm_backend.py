@@ -34,7 +34,7 @@ from physreview.llm import (
 from physreview.llm.config import display_url
 from scenarios.generation.common import PatientAnswer, fmt
 from scenarios.generation.gates import _grounding, check_session
-from scenarios.generation.llm_json import ask_json
+from scenarios.generation.llm_json import ask_json, unusable
 from scenarios.generation.numbers import as_decimal, numbers, units
 from scenarios.generation.planner import Candidate, plan_session
 from scenarios.generation.prompts import (
@@ -172,24 +172,28 @@ def generate_session_llm(
     report: dict[str, Any] = {"backend": "openai", "prompts": manifest(), "models": llm.models()}
     last: SessionDraft | None = None
     reasons: list[GateFailure] = []
+    # Every rejected attempt's failures, in order: the stored and printed reasons of the run.
+    rejected: list[list[GateFailure]] = []
     for attempt in range(max_attempts):
         plan = plan_session(
             scenario=scenario, tier=tier, seed=seed, index=index, candidates=candidates, attempt=attempt
         )
         if plan is None:
             reasons = [GateFailure("plan", None, f"no admission fits {scenario} tier {tier}")]
-            return _outcome("no_candidate", None, attempt, reasons, report=report, usage=usage)
+            return _outcome("no_candidate", None, attempt, reasons, report=report, usage=usage, rejected=rejected)
         try:
             skeleton = build_session(plan=plan, patient_answer=patient_answer)
         except Exception as exc:  # a builder bug rejects this attempt, not the run (as in the rules driver)
             logger.exception("building %s failed", plan.session_id)
             reasons = [GateFailure("build", None, f"{type(exc).__name__}: {exc}")]
+            rejected.append(reasons)
             continue
         if structural := check_session(skeleton):
             # The grounded skeleton itself fails (e.g. an empty gold result): no text can fix that, so no tokens.
             skeleton.gate_failures = structural
             last, reasons = skeleton, structural
             report["texts"], report["audit"] = "rules_fallback", []
+            rejected.append(reasons)
             continue
         # A new attempt is a new sample, not a cache hit on the last one; a re-run hits the cache.
         salt = f"attempt-{attempt}"
@@ -206,8 +210,9 @@ def generate_session_llm(
         draft.gate_failures = reasons
         last = draft
         if not reasons:
-            return _outcome("passed", draft, attempt + 1, [], report=report, usage=usage)
-    return _outcome("rejected_by_gate", last, max_attempts, reasons, report=report, usage=usage)
+            return _outcome("passed", draft, attempt + 1, [], report=report, usage=usage, rejected=rejected)
+        rejected.append(reasons)
+    return _outcome("rejected_by_gate", last, max_attempts, reasons, report=report, usage=usage, rejected=rejected)
 
 
 def _outcome(
@@ -218,8 +223,10 @@ def _outcome(
     *,
     report: dict[str, Any],
     usage: UsageAccumulator,
+    rejected: list[list[GateFailure]],
 ) -> GenerationOutcome:
-    return GenerationOutcome(status, draft, attempts, reasons, llm={**report, "usage": usage.totals().as_dict()})
+    llm = {**report, "usage": usage.totals().as_dict()}
+    return GenerationOutcome(status, draft, attempts, reasons, llm=llm, rejected_attempts=rejected)
 
 
 # --- writing (generator + translator) --------------------------------------------------------------
@@ -257,7 +264,7 @@ def _write_turn(
         cache_salt=salt,
     )
     if en.data is None:
-        return f"generator output unusable after {en.calls} tries: {'; '.join(en.problems)}"
+        return unusable(role="generator", answer=en)
     texts_en = {
         "request_explicit": en.data["request_explicit"].strip(),
         "request_implicit": (en.data.get("request_implicit") or "").strip() if turn.index else "",
@@ -278,7 +285,7 @@ def _write_turn(
         cache_salt=salt,
     )
     if zh.data is None:
-        return f"translator output unusable after {zh.calls} tries: {'; '.join(zh.problems)}"
+        return unusable(role="translator", answer=zh)
     turn.request_explicit_en, turn.request_implicit_en = texts_en["request_explicit"], texts_en["request_implicit"]
     turn.request_explicit_zh = zh.data["request_explicit"].strip()
     turn.request_implicit_zh = zh.data["request_implicit"].strip() if turn.index else turn.request_explicit_zh
@@ -461,7 +468,7 @@ def audit_session(
             cache_salt=salt,
         )
         if answer.data is None:
-            problem = f"judge output unusable after {answer.calls} tries: {'; '.join(answer.problems)}"
+            problem = unusable(role="judge", answer=answer)
             failures.append(GateFailure("llm_output", turn.index, problem))
             verdicts.append({"turn": turn.index, "error": problem})
             continue

@@ -187,3 +187,5 @@ class GenerationOutcome:
     reasons: list[GateFailure] = field(default_factory=list)
     # openai backend only: usage totals, prompt versions/hashes, models, audit verdicts (None for rules).
     llm: dict[str, Any] | None = None
+    # The failures of every rejected attempt, in attempt order (also those before a passing attempt).
+    rejected_attempts: list[list[GateFailure]] = field(default_factory=list)

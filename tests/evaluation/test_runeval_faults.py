@@ -1,10 +1,12 @@
 """Fault cases against the scripted server: each run completes and records what happened."""
 
+import contextlib
 import json
 import threading
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from evaluation.models import EvalRun, TurnResult
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, tool_call
@@ -17,7 +19,16 @@ def key(monkeypatch):
     monkeypatch.setenv("LLM_MODEL_UNDER_TEST_TIMEOUT", "0.5")
 
 
-def _runeval(tmp_path, base_url, *args):
+def _runeval(tmp_path, base_url, *args, partial=False):
+    """``partial``: the run must end partial, with the non-zero exit naming the pending turns."""
+    expect = pytest.raises(CommandError, match=r"turns pending .* — runeval --resume")
+    with expect if partial else contextlib.nullcontext():
+        _call(tmp_path, base_url, *args)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    return summary, list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
+
+
+def _call(tmp_path, base_url, *args):
     call_command(
         "runeval",
         "--model",
@@ -35,13 +46,11 @@ def _runeval(tmp_path, base_url, *args):
         str(tmp_path),
         *args,
     )
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    return summary, list(TurnResult.objects.filter(run_id=summary["run_id"]).order_by("turn_index"))
 
 
-def _run(tmp_path, responder, *args):
+def _run(tmp_path, responder, *args, partial=False):
     with FakeOpenAIServer(responder=responder) as server:
-        return _runeval(tmp_path, server.base_url, *args)
+        return _runeval(tmp_path, server.base_url, *args, partial=partial)
 
 
 def _nth(n, fault):
@@ -65,11 +74,13 @@ def _nth(n, fault):
     ],
 )
 def test_endpoint_faults_are_infra_errors(sessions, tmp_path, fault, kind):
-    summary, results = _run(tmp_path, _nth(2, fault))
+    summary, results = _run(tmp_path, _nth(2, fault), partial=True)
     assert results[0].infra_error == "" and results[0].score is not None
     assert results[1].infra_error == kind and results[1].score is None
     assert summary["errors"]["infra"] == {kind: 1}
-    assert EvalRun.objects.get(pk=summary["run_id"]).status == "finished"
+    # Not finished: the failed turn and the two after it wait for --resume.
+    assert EvalRun.objects.get(pk=summary["run_id"]).status == "partial" == summary["status"]
+    assert summary["pending"] == {"turns": 3, "not_played": 2, "infra_error": 1, "expected_turns": 4}
     # Scores leave the infra error out rather than counting it as a model failure.
     assert summary["metrics"]["en"]["n_turns_scored"] == 1
 
@@ -88,12 +99,12 @@ def test_endpoint_going_away_mid_run_is_a_connection_error(sessions, tmp_path, m
 
     with FakeOpenAIServer(responder=answer_then_go_away) as server:
         servers.append(server)
-        summary, results = _runeval(tmp_path, server.base_url)
+        summary, results = _runeval(tmp_path, server.base_url, partial=True)
     assert results[0].infra_error == "" and results[0].score is not None
     assert results[1].infra_error == "connection" and results[1].score is None
     assert "refused" in str(results[1].trace["errors"]).lower()
     assert summary["errors"]["infra"] == {"connection": 1}
-    assert EvalRun.objects.get(pk=summary["run_id"]).status == "finished"
+    assert EvalRun.objects.get(pk=summary["run_id"]).status == "partial"
 
 
 def test_unknown_tool_bad_json_empty_and_huge_answers(sessions, tmp_path):

@@ -4,9 +4,11 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from evaluation.judges.llm import PROMPT_HASH
 from evaluation.models import EvalRun, TurnResult
+from tests.evaluation.runeval_helpers import runeval_summary
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, error, tool_call
 
 ANSWER = "Creatinine is 1.4 mg/dL; I would not start ibuprofen."
@@ -45,20 +47,9 @@ class Script:
 
 
 def _runeval(tmp_path, server, *args):
-    call_command(
-        "runeval",
-        "--base-url",
-        server.base_url,
-        "--api-key-env",
-        "H6_FAKE_KEY",
-        "--sessions",
-        "all",
-        "--quiet",
-        "--output",
-        str(tmp_path),
-        *args,
+    return runeval_summary(
+        tmp_path, "--base-url", server.base_url, "--api-key-env", "H6_FAKE_KEY", "--sessions", "all", *args
     )
-    return json.loads((tmp_path / "summary.json").read_text())
 
 
 @pytest.fixture
@@ -138,8 +129,11 @@ def test_faults_are_recorded_and_resume_completes(sessions, tmp_path, key, monke
 
     with FakeOpenAIServer(responder=faulty) as server:
         server.push(error(429, "slow down", headers={"Retry-After": "0"}))  # retried, then fine
-        summary = _runeval(tmp_path, server, "--model", "fake-model", "--judge", "rules", "--limit", "1")
+        with pytest.raises(CommandError, match=r"3 turns pending .* — runeval --resume \d+"):
+            _runeval(tmp_path, server, "--model", "fake-model", "--judge", "rules", "--limit", "1")
+        summary = json.loads((tmp_path / "summary.json").read_text())
         run = EvalRun.objects.get(pk=summary["run_id"])
+        assert run.status == "partial"
         first = TurnResult.objects.get(run=run, turn_index=0)
         assert first.trace["steps"][0]["reply"]["attempts"] == 2 and not first.infra_error
         errored = TurnResult.objects.get(run=run, turn_index=1)
@@ -147,7 +141,8 @@ def test_faults_are_recorded_and_resume_completes(sessions, tmp_path, key, monke
         assert summary["errors"]["infra"] == {"http_500": 1}
         assert TurnResult.objects.filter(run=run).count() == 2  # the rest of the session waits for --resume
         resumed = _runeval(tmp_path / "r", server, "--resume", str(run.pk))
-    assert resumed["errors"]["infra_total"] == 0
+    assert resumed["errors"]["infra_total"] == 0 and resumed["status"] == "finished"
+    assert resumed["pending"]["turns"] == 0
     assert TurnResult.objects.filter(run=run).count() == 4
     assert TurnResult.objects.get(run=run, turn_index=0).pk == first.pk  # finished turns were kept
 

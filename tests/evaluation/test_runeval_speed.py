@@ -13,8 +13,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from evaluation.executors import auto_processes, execute_run_in_processes
 from evaluation.models import EvalRun, TurnResult
-from evaluation.services import auto_processes, execute_run_in_processes, longest_first
+from evaluation.services import longest_first
 from physreview.llm.toolnames import name_maps, outgoing
 from scenarios.models import Session
 from tests.evaluation.conftest import make_sessions
@@ -70,9 +71,11 @@ def test_processes_with_the_openai_client_then_resume(demo_cohort, tmp_path, mon
         first_session = EvalRun.objects.get(pk=dry["run_id"]).manifest["dataset"]["session_ids"][0]
         all_turns = TurnResult.objects.filter(run_id=dry["run_id"]).count()
         first_turns = TurnResult.objects.filter(run_id=dry["run_id"], session_id=first_session).count()
-        summary = _runeval(tmp_path / "a", *endpoint, *args)
+        with pytest.raises(CommandError, match=r"turns pending .* — runeval --resume"):  # a partial run
+            _runeval(tmp_path / "a", *endpoint, *args)
+        summary = json.loads((tmp_path / "a" / "summary.json").read_text())
         run = EvalRun.objects.get(pk=summary["run_id"])
-        assert summary["errors"]["infra"] == {"http_500": 1}
+        assert summary["errors"]["infra"] == {"http_500": 1} and summary["status"] == "partial"
         assert TurnResult.objects.filter(run=run).count() == all_turns - first_turns + 1
         kept = set(TurnResult.objects.filter(run=run, infra_error="").values_list("pk", flat=True))
         broken["on"] = False

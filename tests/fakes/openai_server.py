@@ -12,6 +12,10 @@ calls, malformed JSON) and records every request it received::
 
 When the queue is empty the optional ``responder(request_json)`` answers; without one the server
 replies 418, which an LLM client does not retry, so a test fails fast on a missing script entry.
+
+``GET /v1/models`` lists ``models`` (entries as dicts, or ids) when given, else answers 404 as an
+endpoint without a model list does; ``GET /props`` answers ``props`` (llama.cpp's server properties,
+e.g. its ``chat_template``) when given. These probes are recorded in ``probes``, not ``requests``.
 """
 
 import json
@@ -103,8 +107,18 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAIServer:
     """Threaded HTTP server on an ephemeral 127.0.0.1 port; use as a context manager."""
 
-    def __init__(self, *, responder: Callable[[Any], Scripted] | None = None, record: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        responder: Callable[[Any], Scripted] | None = None,
+        record: bool = True,
+        models: list[dict[str, Any] | str] | None = None,
+        props: dict[str, Any] | None = None,
+    ) -> None:
         self.responder = responder
+        self.models = models
+        self.props = props
+        self.probes: list[str] = []
         # Benchmarks turn recording off: thousands of kept request bodies make the server's garbage
         # collections (and so its replies) slower as the run goes on.
         self.record = record
@@ -171,7 +185,30 @@ class FakeOpenAIServer:
 
     # --- request handling (runs in the server's threads) ---------------------------------------
 
+    def _probe(self, handler: BaseHTTPRequestHandler) -> Scripted | None:
+        """The answer to GET /v1/models or /props, or None for any other request."""
+        path = handler.path.split("?")[0].rstrip("/")
+        if handler.command != "GET" or not (path.endswith("/models") or path.endswith("/props")):
+            return None
+        with self._lock:
+            self.probes.append(path)
+        if path.endswith("/models") and self.models is not None:
+            data = [
+                {"id": m, "object": "model", "created": int(time.time()), "owned_by": "fake"}
+                if isinstance(m, str)
+                else {"object": "model", "created": int(time.time()), **m}
+                for m in self.models
+            ]
+            return Scripted(body={"object": "list", "data": data})
+        if path.endswith("/props") and self.props is not None:
+            return Scripted(body=self.props)
+        return error(404, f"fake OpenAI server: no route GET {handler.path}")
+
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        probe = self._probe(handler)
+        if probe is not None:
+            self._send(handler, probe)
+            return
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         try:
@@ -197,6 +234,9 @@ class FakeOpenAIServer:
                 if self.responder
                 else error(418, "fake OpenAI server: no scripted response left")
             )
+        self._send(handler, reply)
+
+    def _send(self, handler: BaseHTTPRequestHandler, reply: Scripted) -> None:
         if reply.delay_s:
             time.sleep(reply.delay_s)
         if reply.drop:

@@ -12,8 +12,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from ehr.fhir import TOOL_NAMES
 from scenarios import services
 from scenarios.generation import prompts
+from scenarios.generation.latin import untranslated_words
 from scenarios.generation.llm_backend import LLMRoles
 from scenarios.models import GenerationRun, GoldStep, RubricItem, RunStatus, Session, SessionStatus, Turn
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, error
@@ -48,7 +50,8 @@ def write_turn(payload: dict) -> dict:
         implicit = "That one?"
     elif rule.startswith("abstract"):
         implicit = "Given all that, what now?"
-    answer = "From the record: " + " ".join(f"{item['draft']}." for item in items)
+    # As the prompt asks: the answer names no tool ("Calls Flag.create" drafts are for the rubric).
+    answer = "From the record: " + " ".join(f"{_no_tool(item['draft'])}." for item in items)
     if must:
         answer += " Key points: " + ", ".join(must) + "."
     return {
@@ -59,16 +62,32 @@ def write_turn(payload: dict) -> dict:
     }
 
 
+def _words_zh(text: str) -> str:
+    """The fake translator's Chinese: every English word a Chinese text would not keep becomes 译 (numbers,
+    units, drug names and tool names stay, as the prompt asks)."""
+    for word in sorted(untranslated_words("中文" + text), key=len, reverse=True):
+        text = re.sub(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", "译", text)
+    return text
+
+
+def _no_tool(text: str) -> str:
+    for name in TOOL_NAMES:
+        text = text.replace(name, "the order")
+    return text
+
+
 def translate_turn(payload: dict) -> dict:
     en = payload["english"]
     rule = payload["implicitness_rule_zh"]
     prefix = "它：" if rule.startswith("指代") else "综合以上，" if rule.startswith("抽象") else "中文："
-    terms = "（术语：" + "、".join(payload["chinese_terms"]) + "）" if payload["chinese_terms"] else ""
+    # A term the glossary has no Chinese for (a record word such as "Primary") is quoted as the record's.
+    chinese = [f"病历原文“{t}”" if untranslated_words("中文" + t) else t for t in payload["chinese_terms"]]
+    terms = "（术语：" + "、".join(chinese) + "）" if chinese else ""
     return {
-        "request_explicit": "中文：" + en["request_explicit"],
-        "request_implicit": prefix + en["request_implicit"],
-        "answer": "中文：" + en["answer"] + terms,
-        "rubric": ["中文：" + text for text in en["rubric"]],
+        "request_explicit": "中文：" + _words_zh(en["request_explicit"]),
+        "request_implicit": prefix + _words_zh(en["request_implicit"]),
+        "answer": "中文：" + _words_zh(en["answer"]) + terms,
+        "rubric": ["中文：" + _words_zh(text) for text in en["rubric"]],
     }
 
 

@@ -10,16 +10,28 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from evaluation.models import EvalRun
+from evaluation.endpoints import prepare_endpoints, record_endpoints
+from evaluation.executors import auto_processes, execute_run_in_processes, execute_run_on_workers
+from evaluation.models import EvalRun, EvalStatus
+from evaluation.playing import RunBusyError
+from evaluation.protocols import (
+    DEFAULT_PROTOCOL,
+    LITERACIES,
+    PROTOCOLS,
+    RELEASE_LITERACY,
+    RELEASE_MAX_TOKENS,
+    RELEASE_TEMPERATURE,
+    ProtocolError,
+    default_max_steps,
+)
+from evaluation.protocols import check_options as check_protocol_options
 from evaluation.reports import build_summary, summary_table, write_outputs
 from evaluation.services import (
     RunOptions,
-    auto_processes,
     create_run,
     default_output_dir,
     execute_run,
-    execute_run_in_processes,
-    execute_run_on_workers,
+    expected_turns,
     rejudge_run,
 )
 from evaluation.setup import (
@@ -31,6 +43,7 @@ from evaluation.setup import (
     load_dataset,
     parts_for_run,
 )
+from physreview.llm import LLMConfigError
 
 BOTH = {"en": ("en",), "zh": ("zh",), "both": ("en", "zh")}
 VARIANTS = {"implicit": ("implicit",), "explicit": ("explicit",), "both": ("implicit", "explicit")}
@@ -83,8 +96,30 @@ class Command(BaseCommand):
         parser.add_argument("--judge", default="rules", help="rules, or a model name for the LLM judge")
         parser.add_argument("--judge-base-url", help="Endpoint of the LLM judge (default: --base-url)")
         parser.add_argument("--judge-api-key-env", help="Key variable of the LLM judge (default: --api-key-env)")
-        parser.add_argument("--max-steps", type=int, default=16, help="Tool calls per turn (default 16).")
-        parser.add_argument("--temperature", type=float)
+        parser.add_argument(
+            "--protocol",
+            choices=PROTOCOLS,
+            default=DEFAULT_PROTOCOL,
+            help="physreview (default): PhysReview's conditions. release: the released PhysAssistBench runner's "
+            "(session tool schemas, compact observations, 8 steps, temperature 0.2, 1024 tokens, patient replay by "
+            "call order, release cutoff bounds and judge inputs), to check numbers against the paper.",
+        )
+        parser.add_argument(
+            "--literacy",
+            choices=LITERACIES,
+            help="--protocol release: the patient answers' health-literacy variant replayed (default high).",
+        )
+        parser.add_argument(
+            "--max-steps",
+            type=int,
+            help="physreview: tool calls per turn (default 16); release: model steps per turn (default 8).",
+        )
+        parser.add_argument(
+            "--max-tokens",
+            type=int,
+            help="Output tokens per model call (default: the endpoint's or the role's; 1024 under release).",
+        )
+        parser.add_argument("--temperature", type=float, help="Default: the endpoint's; 0.2 under release.")
         parser.add_argument("--reasoning-effort")
         parser.add_argument("--limit", type=int, help="Only the first N sessions.")
         parser.add_argument("--resume", type=int, metavar="RUN_ID", help="Finish an interrupted run.")
@@ -110,6 +145,18 @@ class Command(BaseCommand):
             "(recorded in the manifest and on every patient call as replay=live; scores are then not comparable "
             "with replayed runs).",
         )
+        parser.add_argument(
+            "--judge-max-tokens",
+            type=int,
+            help="Output tokens per LLM-judge call (default LLM_JUDGE_MAX_TOKENS, else 2048; 0 = no limit). "
+            "Kept for --resume.",
+        )
+        parser.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="Neither read nor write the response cache (model and judge) in this play; the cache key "
+            "already includes the server's model fingerprint from GET /models.",
+        )
         parser.add_argument("--output", help="Output folder (default VAR_DIR/runs/run-<id>).")
         parser.add_argument("--quiet", action="store_true", help="No progress bar.")
 
@@ -118,8 +165,18 @@ class Command(BaseCommand):
             raise CommandError("--resume and --rejudge cannot be combined")
         if o["temperature"] is not None and not 0 <= o["temperature"] <= 2:
             raise CommandError(f"--temperature must be between 0 and 2, got {o['temperature']}")
-        for name in ("trials", "concurrency", "max_steps"):
+        for name in ("trials", "concurrency"):
             _positive(name.replace("_", "-"), o[name])
+        for name in ("max_steps", "max_tokens"):
+            if o[name] is not None:
+                _positive(name.replace("_", "-"), o[name])
+        if (o["resume"] or o["rejudge"]) and (o["literacy"] or o["protocol"] != DEFAULT_PROTOCOL):
+            flag = "--resume" if o["resume"] else "--rejudge"
+            raise CommandError(f"{flag} keeps the run's protocol from its manifest; drop --protocol/--literacy")
+        try:
+            check_protocol_options(protocol=o["protocol"], literacy=o["literacy"], live_patient=o["live_patient"])
+        except ProtocolError as exc:
+            raise CommandError(str(exc)) from None
         if o["processes"] == "auto":
             o["processes"] = auto_processes(concurrency=o["concurrency"]) if o["workers"] == "local" else 1
         elif o["workers"] != "local":
@@ -128,6 +185,8 @@ class Command(BaseCommand):
             raise CommandError(f"--processes ({o['processes']}) cannot exceed --concurrency ({o['concurrency']})")
         if o["limit"] is not None:
             _positive("limit", o["limit"])
+        if o["judge_max_tokens"] is not None and o["judge_max_tokens"] < 0:
+            raise CommandError(f"--judge-max-tokens must be 0 (no limit) or more, got {o['judge_max_tokens']}")
         try:
             run = self._rejudge(o) if o["rejudge"] else self._run(o)
         except EvalSetupError as exc:
@@ -155,20 +214,28 @@ class Command(BaseCommand):
                 concurrency=o["concurrency"],
                 judge_base_url=o["judge_base_url"],
             )
+            record_endpoints(run=run, llm=self._endpoints(agent, judge, o, stored=run.manifest.get("llm")))
         else:
             if not o["model"]:
                 raise CommandError("--model is required (or --resume RUN_ID / --rejudge RUN_ID)")
+            release = o["protocol"] == "release"
+            if release:  # the released runner's values unless given
+                o["temperature"] = RELEASE_TEMPERATURE if o["temperature"] is None else o["temperature"]
+                o["max_tokens"] = o["max_tokens"] or RELEASE_MAX_TOKENS
             options = RunOptions(
                 languages=BOTH[o["language"]],
                 variants=VARIANTS[o["variant"]],
                 trials=o["trials"],
-                max_steps=o["max_steps"],
+                max_steps=o["max_steps"] or default_max_steps(o["protocol"]),
                 concurrency=o["concurrency"],
                 temperature=o["temperature"],
                 reasoning_effort=o["reasoning_effort"],
                 limit=o["limit"],
                 live_patient=o["live_patient"],
                 processes=o["processes"],
+                protocol=o["protocol"],
+                literacy=(o["literacy"] or RELEASE_LITERACY) if release else None,
+                max_tokens=o["max_tokens"],
             )
             snapshot = "none" if o["from_db"] else o["snapshot"]
             dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"]).limited(o["limit"])
@@ -180,16 +247,18 @@ class Command(BaseCommand):
                 temperature=o["temperature"],
                 reasoning_effort=o["reasoning_effort"],
                 concurrency=o["concurrency"],
+                max_tokens=options.max_tokens,
             )
-            judge = self._judge(o["judge"], o, o["base_url"])
+            judge = self._judge(o["judge"], o, o["base_url"], protocol=options.protocol)
+            llm = self._endpoints(agent, judge, o, stored=None)  # before the run exists: a bad model name stops here
             run = create_run(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=endpoint)
-        total = len(dataset.sessions) * len(options.languages) * len(options.variants) * options.trials
-        total_turns = total * max((len(s.turns) for s in dataset.sessions), default=0)
+            record_endpoints(run=run, llm=llm)
+        total_turns = expected_turns(dataset=dataset, options=options)
         if not o["quiet"]:
             self.stdout.write(
                 f"Run {run.pk}: {run.model} on {dataset.label} ({len(dataset.sessions)} sessions, "
                 f"{'/'.join(options.languages)}, {'/'.join(options.variants)}, {options.trials} trial(s)), "
-                f"judge {run.judge}"
+                f"judge {run.judge}, protocol {options.protocol}"
             )
         with self._progress(total_turns, o) as progress:
             try:
@@ -207,24 +276,45 @@ class Command(BaseCommand):
                     )
                 else:
                     execute_run(run=run, agent=agent, judge=judge, dataset=dataset, options=options, progress=progress)
+            except RunBusyError as exc:
+                raise CommandError(str(exc)) from None
             except RuntimeError as exc:
                 raise CommandError(f"{exc}; continue with: manage.py runeval --resume {run.pk}") from None
             except KeyboardInterrupt:
                 raise CommandError(f"interrupted; continue with: manage.py runeval --resume {run.pk}") from None
         return run
 
-    def _judge(self, name: str, o: dict[str, Any], base_url: str | None) -> Any:
+    def _endpoints(self, agent: Any, judge: Any, o: dict[str, Any], *, stored: dict[str, Any] | None) -> dict:
+        """Preflight of the run's endpoints (model served?), ``--no-cache`` / ``--judge-max-tokens``."""
+        try:
+            llm, warnings = prepare_endpoints(
+                agent=agent,
+                judge=judge,
+                no_cache=o["no_cache"],
+                judge_max_tokens=o["judge_max_tokens"],
+                stored=stored,
+            )
+        except LLMConfigError as exc:
+            raise CommandError(str(exc)) from None
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
+        return llm
+
+    def _judge(self, name: str, o: dict[str, Any], base_url: str | None, *, protocol: str) -> Any:
         return build_judge(
             judge=name,
             base_url=o["judge_base_url"] or base_url,
             api_key_env=o["judge_api_key_env"] or o["api_key_env"],
             concurrency=o["concurrency"],
+            protocol=protocol,
         )
 
     def _rejudge(self, o: dict[str, Any]) -> EvalRun:
         source = self._stored(o["rejudge"])
         dataset = dataset_for_run(source.manifest)
-        judge = self._judge(o["judge"], o, (source.manifest.get("endpoint") or {}).get("base_url"))
+        # A rejudge keeps the source run's protocol (its judge inputs follow it).
+        protocol = (source.manifest.get("parameters") or {}).get("protocol") or DEFAULT_PROTOCOL
+        judge = self._judge(o["judge"], o, (source.manifest.get("endpoint") or {}).get("base_url"), protocol=protocol)
         with self._progress(source.turn_results.count(), o) as progress:
             return rejudge_run(source=source, judge=judge, dataset=dataset, progress=progress)
 
@@ -262,6 +352,15 @@ class Command(BaseCommand):
                 f"infra errors: {errs['infra_total']}{by_kind}; invalid tool calls: "
                 f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
                 f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
-                f"judge errors: {errs['judge_errors']}"
+                f"judge errors: {errs['judge_errors']}; replies cut at the output limit: {errs['truncations']} "
+                f"(in {errs['truncated_turns']} turns); model output the server could not parse: "
+                f"{errs['model_errors']}"
             )
         self.stdout.write(f"summary: {summary_path}\nturns:   {turns_path}")
+        pending = summary["pending"]
+        if run.status == EvalStatus.PARTIAL:
+            # Not a finished run: say so with a non-zero exit, and how to complete it.
+            raise CommandError(
+                f"run {run.pk} is partial: {pending['turns']} turns pending ({pending['not_played']} not played, "
+                f"{pending['infra_error']} ended with an infrastructure error) — runeval --resume {run.pk}"
+            )

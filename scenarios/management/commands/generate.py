@@ -1,12 +1,14 @@
 """Generate benchmark sessions from the imported record: one Celery task per session slot."""
 
 import time
+from collections import Counter
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from scenarios import services
 from scenarios.generation.llm_backend import LLMSetupError, check_llm_setup
+from scenarios.generation.reasons import attempt_lines, shorten, summarize
 from scenarios.models import GenerationRun, RunStatus, Session
 from scenarios.tasks import generate_session_task
 
@@ -66,13 +68,15 @@ class Command(BaseCommand):
             ) from None
         bar.close()
         run = services.refresh_run_counts(run_id=run.pk, finished=True)
-        self._summary(run)
+        self._summary(run, verbosity=opts["verbosity"])
         if failed := [e["index"] for e in run.errors if e.get("reason") == services.LLM_ERROR]:
             # Workers kept going past an endpoint failure; the run is not complete until a resume.
             services.mark_run(run_id=run.pk, status=RunStatus.INTERRUPTED)
             raise CommandError(
                 f"{len(failed)} slot(s) failed on the LLM endpoint: resume with `manage.py generate --resume {run.pk}`"
             )
+        if run.made < run.requested:
+            raise CommandError(self._shortfall(run))
 
     def _run(self, opts) -> GenerationRun:
         if opts["resume"] is not None:
@@ -131,7 +135,7 @@ class Command(BaseCommand):
             bar.update(len(done))
             todo -= done
 
-    def _summary(self, run: GenerationRun) -> None:
+    def _summary(self, run: GenerationRun, *, verbosity: int = 1) -> None:
         if run.backend == "openai":
             cost = "cost unknown (a model has no price)" if run.cost_usd is None else f"cost ${run.cost_usd}"
             usage = f"tokens {run.prompt_tokens} prompt + {run.completion_tokens} completion, {cost}"
@@ -147,3 +151,31 @@ class Command(BaseCommand):
             self.stdout.write(f"  rejected by gate {gate}: {count}")
         for error in run.errors:
             self.stdout.write(f"  slot {error['index']}: {error['reason']} {error.get('detail', '')}".rstrip())
+        if not run.rejections:
+            return
+        slots = len({r["index"] for r in run.rejections})
+        attempts = len({(r["index"], r["attempt"]) for r in run.rejections})
+        self.stdout.write(f"why attempts were rejected ({attempts} attempt(s) in {slots} slot(s)), by gate:")
+        for gate in summarize(rejections=run.rejections):
+            self.stdout.write(f"  {gate.gate}: {gate.attempts} attempt(s), {gate.failures} failure(s)")
+            for reason in gate.reasons:
+                self.stdout.write(f"    - {reason}")
+        if verbosity >= 2:
+            self.stdout.write("per attempt:")
+            for line in attempt_lines(rejections=run.rejections):
+                self.stdout.write(f"  {line}")
+        else:
+            self.stdout.write("  (every attempt: -v 2; stored on the run as GenerationRun.rejections)")
+
+    def _shortfall(self, run: GenerationRun) -> str:
+        """Why fewer sessions than asked: the counts, and the most frequent gate with its first reason."""
+        parts = []
+        if run.rejected_by_gate:
+            gates = summarize(rejections=run.rejections)
+            top = f" (mostly {gates[0].gate}: {shorten(gates[0].reasons[0], limit=240)})" if gates else ""
+            parts.append(f"{run.rejected_by_gate} rejected by gate{top}")
+        for reason, count in Counter(e.get("reason", "error") for e in run.errors).items():
+            label = "without a fitting admission" if reason == "no_candidate" else reason.replace("_", " ")
+            parts.append(f"{count} {label}")
+        why = "; ".join(parts) or "no session stored"
+        return f"made {run.made} of {run.requested} requested session(s): {why}. Reasons above; run {run.pk}."

@@ -27,5 +27,6 @@ def runs(sessions, tmp_path):
 
 @pytest.fixture
 def reviewer_client(client, db):
-    client.force_login(make_user("results_rev", "reviewer"))
+    # An adjudicator sees every turn of a run; a reviewer only their sessions' (tests/test_url_permissions.py).
+    client.force_login(make_user("results_rev", "adjudicator"))
     return client

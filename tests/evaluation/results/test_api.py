@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def api(db):
-    return token_client(make_user("api_rev", "reviewer"))
+    return token_client(make_user("api_rev", "adjudicator"))  # every session's turns (a reviewer: only theirs)
 
 
 def test_anonymous_gets_401_with_the_error_body(runs):
