@@ -24,3 +24,8 @@ def is_admin(user: Any) -> bool:
 def is_adjudicator(user: Any) -> bool:
     """Adjudicators and admins may adjudicate, edit the turn directly and see every review."""
     return is_admin(user) or ADJUDICATOR in _groups(user)
+
+
+def has_role(user: Any) -> bool:
+    """Reviewers, adjudicators and admins; a signed-in user in none of the groups has no access (physreview.access)."""
+    return is_adjudicator(user) or REVIEWER in _groups(user)

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class PhysreviewConfig(AppConfig):
@@ -6,3 +7,10 @@ class PhysreviewConfig(AppConfig):
 
     name = "physreview"
     verbose_name = "PhysReview"
+
+
+class PhysReviewAdminConfig(admin_apps.AdminConfig):
+    """Django's admin with the login throttle of physreview.throttle on its login page."""
+
+    default = False  # the "physreview" entry in INSTALLED_APPS keeps PhysreviewConfig
+    default_site = "physreview.throttle.ThrottledAdminSite"

@@ -120,7 +120,7 @@ SECURE_PROXY_SSL_HEADER = _proxy_header("SECURE_PROXY_SSL_HEADER")
 CSRF_TRUSTED_ORIGINS = _origins("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "physreview.apps.PhysReviewAdminConfig",  # django.contrib.admin, login throttled (physreview.throttle)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -144,14 +144,17 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "physreview.middleware.ServerTimingMiddleware",  # first: its time covers every other layer
     "django.middleware.security.SecurityMiddleware",
+    "physreview.middleware.ContentSecurityPolicyMiddleware",  # CSP with a per-request nonce
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # UI language: the session's choice (header switch), else Accept-Language; URLs carry no prefix.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "physreview.cleaning.InputCleaningMiddleware",  # NUL, surrogates, database-refused values → 400
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "physreview.access.AccessMiddleware",  # who may open which URL: the table in physreview/access.py
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
@@ -185,22 +188,41 @@ except Exception as exc:  # django-environ raises several types for a malformed 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # The importer writes in large transactions; a busy timeout keeps the dev server from failing meanwhile.
-    DATABASES["default"]["OPTIONS"] = {"timeout": 30}
+    # IMMEDIATE: a write transaction takes the lock when it begins, so two writers queue on `timeout` instead
+    # of one failing with "database is locked" when it upgrades a read lock (two editors on the demo).
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- cache (login throttling counters) --------------------------------------------------------
-# In-process memory by default; with several server processes use Redis so they share the counters.
-_cache_url = _url("CACHE_URL", "locmem://physreview", schemes={"locmem", "redis", "rediss"})
-if _cache_url.startswith("locmem"):
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": urlsplit(_cache_url).netloc or "physreview",
+# --- caches ------------------------------------------------------------------------------------
+# "default" (rendered fragments, guidelines): in-process memory, or Redis with CACHE_URL=redis://...
+# "throttle" (login attempt counters) must be shared by every server process: the database (table made
+# by migration physreview 0002) unless THROTTLE_CACHE_URL says otherwise; Redis when CACHE_URL is Redis.
+# Culling at MAX_ENTRIES would drop counters: sized far above the keys a throttled client can create.
+_CACHE_SCHEMES = {"db", "locmem", "redis", "rediss"}
+
+
+def _cache(name: str, url: str) -> dict:
+    parts = urlsplit(url)
+    if parts.scheme == "db":
+        return {
+            "BACKEND": "physreview.cachedb.AtomicDatabaseCache",  # atomic incr for the throttle
+            "LOCATION": parts.netloc or "physreview_cache",
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+    if parts.scheme == "locmem":
+        return {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": parts.netloc or name,
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+
+
+_cache_url = _url("CACHE_URL", "locmem://physreview", schemes=_CACHE_SCHEMES)
+_throttle_default = _cache_url if urlsplit(_cache_url).scheme.startswith("redis") else "db://physreview_cache"
+_throttle_url = _url("THROTTLE_CACHE_URL", _throttle_default, schemes=_CACHE_SCHEMES)
+CACHES = {"default": _cache("physreview", _cache_url), "throttle": _cache("physreview-throttle", _throttle_url)}
 
 # After LOGIN_FAILURE_LIMIT failed logins for one username or one client IP within the window,
 # further attempts are refused until the window has passed (physreview.throttle).
@@ -236,8 +258,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # The same rules as the pages (physreview.access); a view without this permission is refused.
+    "DEFAULT_PERMISSION_CLASSES": ["physreview.access.RoleTablePermission"],
+    "DEFAULT_PARSER_CLASSES": ["physreview.cleaning.CleanJSONParser"],  # JSON depth, NUL, surrogates → 400
+    # The API has no versions: spectacular's ?version= then names nothing (it went into Content-Disposition).
+    "ALLOWED_VERSIONS": ["1"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "annotations.api.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -248,6 +273,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs (README.md: API).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["physreview.access.RoleTablePermission"],
     "SCHEMA_PATH_PREFIX": "/api/",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

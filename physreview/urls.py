@@ -6,7 +6,7 @@ from django.views.generic import RedirectView
 from physreview.throttle import ThrottledLoginView
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="ehr:patient_list", permanent=False)),
+    path("", RedirectView.as_view(pattern_name="ehr:patient_list", permanent=False), name="home"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

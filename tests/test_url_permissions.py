@@ -1,31 +1,38 @@
-"""Every URL of physreview.urls, walked anonymously and as reviewer / adjudicator / admin.
+"""Every URL of physreview.urls, walked anonymously, as a user with no role, reviewer, adjudicator and admin.
 
-The expected status of each (URL, sample object) per role is written out below: app pages send
-anonymous users to the login page, the Django admin sends everyone but staff to the admin login,
-and reviewers get a 404 for turns of sessions not assigned to them and for the adjudication screen.
-A new URL pattern fails :func:`test_every_pattern_has_an_expectation` until it is added here.
+The expected status of each (URL, sample object) per role is written out below, as README (Roles) and
+the table in physreview/access.py state it: app pages send anonymous users to the login page and
+refuse (403) a signed-in user with no role, the Django admin sends everyone but staff to the admin
+login, and reviewers get a 404 for turns (review screens and results drill-down) of sessions not
+assigned to them and for the adjudication screen. A new URL pattern fails
+:func:`test_every_pattern_has_an_expectation` until it is added here, and
+:func:`test_every_pattern_has_an_access_rule` until physreview/access.py has a rule for it.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny
 
 from annotations import services
 from annotations.models import Adjudication, Comment, Guideline, Review, TurnState
 from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
-from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, TurnResult
+from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
+from physreview import access
 from tests.annotations.conftest import make_user
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "reviewer", "adjudicator", "admin")
+ROLES = ("anonymous", "norole", "reviewer", "adjudicator", "admin")
 LOGIN = ("redirect", "/accounts/login/")  # app pages: the login page, with ?next=
 ADMIN_LOGIN = ("redirect", "/admin/login/")  # Django admin: the admin login, with ?next=
 ACTIONS = (
@@ -38,83 +45,88 @@ ACTIONS = (
     "annotations:release_lease",
 )
 API_ACTIONS = ("approve", "reject", "edit")
+ROLE_ONLY = 403  # a signed-in user with no role (physreview.access: Rule.ROLE and stricter)
 
-# (URL name or route, sample) -> expected GET outcome for (anonymous, reviewer, adjudicator, admin).
+# (URL name or route, sample) -> expected GET outcome for (anonymous, no role, reviewer, adjudicator, admin).
 # Samples: "assigned" = a turn of the reviewer's session awaiting adjudication; "unassigned" = a turn of
-# a session nobody is assigned to (in draft); "admission" = an admission of the demo cohort.
+# a session nobody is assigned to (in draft); "admission" = an admission of the demo cohort; the eval
+# turns are results of a run on those two sessions.
 APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
-    ("", None): (("redirect", "/ehr/patients/"),) * 4,
-    ("login", None): (200, 200, 200, 200),
-    ("logout", None): (405, 405, 405, 405),  # POST only
-    ("set_language", None): (("redirect", "/"),) * 4,  # a GET changes nothing and goes back (POST sets it)
-    ("ehr:patient_list", None): (LOGIN, 200, 200, 200),
-    ("ehr:admission_detail", "admission"): (LOGIN, 200, 200, 200),
-    ("annotations:queue", None): (LOGIN, 200, 200, 200),
-    ("annotations:turn", "assigned"): (LOGIN, 200, 200, 200),
-    ("annotations:turn", "unassigned"): (LOGIN, 404, 200, 200),
-    **{(name, sample): (LOGIN, 405, 405, 405) for name in ACTIONS for sample in ("assigned", "unassigned")},
-    ("annotations:adjudicate", "assigned"): (LOGIN, 404, 200, 200),
-    ("annotations:adjudicate", "unassigned"): (LOGIN, 404, 404, 404),  # not awaiting adjudication
+    ("home", None): (("redirect", "/ehr/patients/"),) * 5,
+    ("login", None): (200, 200, 200, 200, 200),
+    ("logout", None): (405, 405, 405, 405, 405),  # POST only
+    ("set_language", None): (("redirect", "/"),) * 5,  # a GET changes nothing and goes back (POST sets it)
+    ("ehr:patient_list", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("ehr:admission_detail", "admission"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("annotations:queue", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("annotations:turn", "assigned"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("annotations:turn", "unassigned"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    **{(name, sample): (LOGIN, ROLE_ONLY, 405, 405, 405) for name in ACTIONS for sample in ("assigned", "unassigned")},
+    ("annotations:adjudicate", "assigned"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    ("annotations:adjudicate", "unassigned"): (LOGIN, ROLE_ONLY, 404, 404, 404),  # not awaiting adjudication
     # A step's raw observation needs ?step=<idx> (400 without it), after the turn's visibility check (404).
-    ("annotations:step_raw", "assigned"): (LOGIN, 400, 400, 400),
-    ("annotations:step_raw", "unassigned"): (LOGIN, 404, 400, 400),
-    ("annotations:history", "assigned"): (LOGIN, 200, 200, 200),
-    ("annotations:history", "unassigned"): (LOGIN, 404, 200, 200),
-    ("annotations:dashboard", None): (LOGIN, 200, 200, 200),
-    ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 200),  # staff only
+    ("annotations:step_raw", "assigned"): (LOGIN, ROLE_ONLY, 400, 400, 400),
+    ("annotations:step_raw", "unassigned"): (LOGIN, ROLE_ONLY, 404, 400, 400),
+    ("annotations:history", "assigned"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("annotations:history", "unassigned"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    ("annotations:dashboard", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 403, 200),  # staff only
     # REST API: 401 instead of the login page; the same object visibility as the review screens (404).
-    ("api:api-root", None): (401, 200, 200, 200),
-    ("api:schema", None): (200, 200, 200, 200),
-    ("api:docs", None): (200, 200, 200, 200),
-    ("api:session-list", None): (401, 200, 200, 200),
-    ("api:session-detail", "api_session_assigned"): (401, 200, 200, 200),
-    ("api:session-detail", "api_session_unassigned"): (401, 404, 200, 200),
-    ("api:turn-list", None): (401, 200, 200, 200),
-    ("api:turn-detail", "assigned"): (401, 200, 200, 200),
-    ("api:turn-detail", "unassigned"): (401, 404, 200, 200),
-    **{(f"api:turn-{a}", s): (401, 405, 405, 405) for a in API_ACTIONS for s in ("assigned", "unassigned")},
-    ("api:snapshot-list", None): (401, 403, 200, 200),  # adjudicators and admins only
-    ("api:snapshot-detail", "snapshot"): (401, 403, 200, 200),
-    ("api:snapshot-file", "snapshot_file"): (401, 403, 200, 200),
-    ("api:run-list", None): (401, 200, 200, 200),  # every logged-in role reads results
-    ("api:run-detail", "eval_run"): (401, 200, 200, 200),
-    ("api:run-turn-list", "api_run_turns"): (401, 200, 200, 200),
-    ("api/^.*$", None): (404, 404, 404, 404),  # any other path under /api/: the API's JSON 404
-    # Results: every logged-in role (compare without ?a=&b= is a 400 asking for two runs).
-    ("evaluation:leaderboard", None): (LOGIN, 200, 200, 200),
-    ("evaluation:leaderboard_download", "leaderboard_csv"): (LOGIN, 200, 200, 200),
-    ("evaluation:compare", None): (LOGIN, 400, 400, 400),
-    ("evaluation:run", "eval_run"): (LOGIN, 200, 200, 200),
-    ("evaluation:run_download", "eval_run_csv"): (LOGIN, 200, 200, 200),
-    ("evaluation:turns", "eval_run"): (LOGIN, 200, 200, 200),
-    ("evaluation:turn", "eval_turn"): (LOGIN, 200, 200, 200),
-    # Judge calibration: everyone signed in grades (blind) and reads the agreement; POST-only actions.
-    ("evaluation:calibration_index", None): (LOGIN, 200, 200, 200),
-    ("evaluation:calibration_draw", None): (LOGIN, 405, 405, 405),
+    ("api:api-root", None): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:schema", None): (200, 200, 200, 200, 200),
+    ("api:docs", None): (200, 200, 200, 200, 200),
+    ("api:session-list", None): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:session-detail", "api_session_assigned"): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:session-detail", "api_session_unassigned"): (401, ROLE_ONLY, 404, 200, 200),
+    ("api:turn-list", None): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:turn-detail", "assigned"): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:turn-detail", "unassigned"): (401, ROLE_ONLY, 404, 200, 200),
+    **{(f"api:turn-{a}", s): (401, ROLE_ONLY, 405, 405, 405) for a in API_ACTIONS for s in ("assigned", "unassigned")},
+    ("api:snapshot-list", None): (401, 403, 403, 200, 200),  # adjudicators and admins only
+    ("api:snapshot-detail", "snapshot"): (401, 403, 403, 200, 200),
+    ("api:snapshot-file", "snapshot_file"): (401, 403, 403, 200, 200),
+    ("api:run-list", None): (401, ROLE_ONLY, 200, 200, 200),  # every role reads results
+    ("api:run-detail", "eval_run"): (401, ROLE_ONLY, 200, 200, 200),
+    ("api:run-turn-list", "api_run_turns"): (401, ROLE_ONLY, 200, 200, 200),  # rows scoped: see below
+    ("api/^.*$", None): (404, 404, 404, 404, 404),  # any other path under /api/: the API's JSON 404
+    # Results: every role (compare without ?a=&b= is a 400 asking for two runs).
+    ("evaluation:leaderboard", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:leaderboard_download", "leaderboard_csv"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:compare", None): (LOGIN, ROLE_ONLY, 400, 400, 400),
+    ("evaluation:run", "eval_run"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:run_download", "eval_run_csv"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:turns", "eval_run"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    # The drill-down shows the gold answer: a reviewer opens only the turns of their own sessions.
+    ("evaluation:turn", "eval_turn"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:turn", "eval_turn_other"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    # Judge calibration: every role grades (blind) and reads the agreement; POST-only actions.
+    ("evaluation:calibration_index", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:calibration_draw", None): (LOGIN, 403, 403, 405, 405),  # adjudicators and admins draw
     ("evaluation:calibration_next", "calibration_sample"): (
         LOGIN,
+        ROLE_ONLY,
         ("redirect", "/answers/"),
         ("redirect", "/answers/"),
         ("redirect", "/answers/"),
     ),
-    ("evaluation:calibration_grade", "calibration_answer"): (LOGIN, 200, 200, 200),
-    ("evaluation:calibration_save", "calibration_answer"): (LOGIN, 405, 405, 405),
-    ("evaluation:calibration_agreement", None): (LOGIN, 200, 200, 200),
+    ("evaluation:calibration_grade", "calibration_answer"): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("evaluation:calibration_save", "calibration_answer"): (LOGIN, ROLE_ONLY, 405, 405, 405),
+    ("evaluation:calibration_agreement", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
 }
 
 # POST to the actions of a turn the reviewer is not assigned to.
 POST_EXPECTED: dict[str, tuple] = {
-    **{name: (LOGIN, 404, 200, 200) for name in ACTIONS},  # adjudicators get a banner (or a comment)
-    "annotations:adjudicate": (LOGIN, 404, 200, 200),  # banner: the turn does not need adjudication
+    **{name: (LOGIN, ROLE_ONLY, 404, 200, 200) for name in ACTIONS},  # adjudicators get a banner (or a comment)
+    "annotations:adjudicate": (LOGIN, ROLE_ONLY, 404, 200, 200),  # banner: the turn does not need adjudication
     # API: 404 before the body is read; this form post is then refused (the API takes JSON only).
-    **{f"api:turn-{a}": (401, 404, 415, 415) for a in API_ACTIONS},
+    **{f"api:turn-{a}": (401, ROLE_ONLY, 404, 415, 415) for a in API_ACTIONS},
 }
 
-NON_STAFF_ADMIN = (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN)
-# Django admin: every page is for staff only; these are the exceptions to (ADMIN_LOGIN ×3, 200).
+NON_STAFF_ADMIN = (ADMIN_LOGIN,) * 4
+# Django admin: every page is for staff only; these are the exceptions to (ADMIN_LOGIN ×4, 200).
 ADMIN_EXCEPTIONS: dict[str, tuple] = {
-    "admin:login": (200, 200, 200, ("redirect", "/admin/")),
-    "admin:logout": (("redirect", "/admin/"),) * 3 + (405,),  # POST only
+    "admin:login": (200, 200, 200, 200, ("redirect", "/admin/")),
+    "admin:logout": (("redirect", "/admin/"),) * 4 + (405,),  # POST only
     "admin:autocomplete": (*NON_STAFF_ADMIN, 403),  # needs app_label/model_name/field_name
     "admin:view_on_site": (*NON_STAFF_ADMIN, 404),  # turns have no public page
     "<object>": (*NON_STAFF_ADMIN, ("redirect", "/change/")),  # admin/<model>/<id>/ → its change page
@@ -122,6 +134,8 @@ ADMIN_EXCEPTIONS: dict[str, tuple] = {
     # Snapshots are immutable: made by the "Create snapshot" page, never added, changed or deleted.
     "admin:annotations_snapshot_add": (*NON_STAFF_ADMIN, 403),
     "admin:annotations_snapshot_delete": (*NON_STAFF_ADMIN, 403),
+    # Turns are view-only in the admin: content changes go through the review services (versioned).
+    "admin:scenarios_turn_add": (*NON_STAFF_ADMIN, 403),
 }
 ADMIN_DEFAULT = (*NON_STAFF_ADMIN, 200)
 # The imported record is read-only in the admin: even superusers may not add or delete its rows.
@@ -144,25 +158,13 @@ def _patterns():
 @pytest.fixture
 def world(demo_cohort, settings, tmp_path):
     reviewers = [make_user(f"rev{i}", "reviewer") for i in (1, 2)]
+    norole = get_user_model().objects.create_user(username="norole", password="x")
     adjudicator = make_user("adj", "adjudicator")
     admin = make_user("root", "admin")
     admin.is_staff = admin.is_superuser = True
     admin.save()
     GenerationRunFactory()  # every admin model has a row to open
     eval_run = EvalRun.objects.create(model="rules:oracle")
-    eval_turn = TurnResult.objects.create(
-        run=eval_run,
-        session_id="s",
-        turn_index=0,
-        language="en",
-        variant="implicit",
-        scenario="med_safety",
-        tier=1,
-        task_type="IL",
-        tool_source="ehr",
-    )
-    calibration = CalibrationSample.objects.create(name="cal")
-    CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
     Token.objects.create(user=admin)  # API tokens (rest_framework.authtoken's admin)
     Guideline.objects.create(language="en", title="Guide", body_markdown="Check the record.")
     assigned = complete_session()
@@ -177,12 +179,34 @@ def world(demo_cohort, settings, tmp_path):
     disputed.refresh_from_db()
     assert disputed.status == TurnState.NEEDS_ADJUDICATION
     unassigned = complete_session().turns.get(index=0)
+    eval_turn, eval_turn_other = (
+        TurnResult.objects.create(
+            run=eval_run,
+            session_id=session_id,
+            turn_index=0,
+            language="en",
+            variant="implicit",
+            scenario="med_safety",
+            tier=1,
+            task_type="IL",
+            tool_source="ehr",
+        )
+        for session_id in (assigned.session_id, unassigned.session.session_id)
+    )
+    calibration = CalibrationSample.objects.create(name="cal")
+    CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
     settings.VAR_DIR = tmp_path  # snapshot files
     approved = complete_session()
     approved.turns.update(status=TurnState.APPROVED)
     create_snapshot(user=admin)
     return {
-        "users": {"anonymous": None, "reviewer": reviewers[0], "adjudicator": adjudicator, "admin": admin},
+        "users": {
+            "anonymous": None,
+            "norole": norole,
+            "reviewer": reviewers[0],
+            "adjudicator": adjudicator,
+            "admin": admin,
+        },
         "samples": {
             "assigned": {"pk": disputed.pk},
             "unassigned": {"pk": unassigned.pk},
@@ -195,6 +219,7 @@ def world(demo_cohort, settings, tmp_path):
             "api_run_turns": {"run_pk": eval_run.pk},
             "eval_run_csv": {"pk": eval_run.pk, "fmt": "csv"},
             "eval_turn": {"pk": eval_run.pk, "result_pk": eval_turn.pk},
+            "eval_turn_other": {"pk": eval_run.pk, "result_pk": eval_turn_other.pk},
             "leaderboard_csv": {"fmt": "csv"},
             "calibration_sample": {"pk": calibration.pk},
             "calibration_answer": {"pk": calibration.pk, "turn_result": eval_turn.pk},
@@ -300,3 +325,79 @@ def test_post_actions_on_unassigned_turn_per_role(client, world):
     # Nothing was written for the turn by anyone refused; the adjudicator's and admin's comments stay.
     assert sorted(Comment.objects.filter(turn_id=pk).values_list("author__username", flat=True)) == ["adj", "root"]
     assert not Review.objects.filter(turn_id=pk).exists() and not Adjudication.objects.filter(turn_id=pk).exists()
+
+
+def test_every_pattern_has_an_access_rule():
+    """Every route resolves to a row of physreview.access.RULES (unnamed routes by their view's path)."""
+    missing = []
+    for route, name, pattern in _patterns():
+        if name is None:
+            callback = pattern.callback
+            cls = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
+            target = cls or callback
+            name = f"{target.__module__}.{target.__qualname__}"
+            ns = route.split("/", 1)[0]
+            name = f"{ns}:{name}" if ns in ("api", "admin") else name
+        try:
+            access.rule_for(view_name=name)
+        except LookupError:
+            missing.append(f"{route} ({name})")
+    assert not missing, "no access rule for: " + ", ".join(missing)
+
+
+def test_every_api_view_enforces_the_table():
+    """API views carry RoleTablePermission (DRF authenticates tokens after middleware runs)."""
+    for route, _name, pattern in _patterns():
+        cls = getattr(pattern.callback, "cls", None)
+        if route.startswith("api/") and cls is not None:
+            assert access.RoleTablePermission in cls.permission_classes, route
+
+
+def test_an_api_view_without_the_table_permission_is_refused(client, world, monkeypatch):
+    from annotations.api.views import SessionViewSet
+
+    monkeypatch.setattr(SessionViewSet, "permission_classes", [AllowAny])
+    client.force_login(world["users"]["admin"])
+    response = client.get(reverse("api:session-list"))
+    assert response.status_code == 403
+    assert "does not enforce physreview.access" in response.json()["error"]["message"]
+
+
+def test_a_route_without_a_rule_is_refused(client, world, monkeypatch):
+    monkeypatch.setattr(access, "RULES", tuple(a for a in access.RULES if "ehr:*" not in a.views))
+    client.force_login(world["users"]["admin"])
+    response = client.get(reverse("ehr:patient_list"))
+    assert response.status_code == 403
+    assert "no access rule for the view 'ehr:patient_list'" in html.unescape(response.content.decode())
+
+
+def test_no_role_gets_a_page_naming_the_problem(client, world):
+    client.force_login(world["users"]["norole"])
+    response = client.get(reverse("evaluation:leaderboard"))
+    assert response.status_code == 403
+    assert "has no role" in response.content.decode()
+    api = client.get(reverse("api:run-list"))
+    assert api.status_code == 403 and "has no role" in api.json()["error"]["message"]
+
+
+def test_no_role_cannot_save_a_calibration_grade(client, world):
+    sample = world["samples"]["calibration_answer"]
+    client.force_login(world["users"]["norole"])
+    response = client.post(reverse("evaluation:calibration_save", kwargs=sample), {"item": 0, "label": "pass"})
+    assert response.status_code == 403
+    assert not PhysicianGrade.objects.exists()
+
+
+def test_reviewer_drill_down_lists_only_assigned_sessions(client, world):
+    """Another session's turn (and with it its gold answer) stays out of the list, the page and the API."""
+    run_pk = world["samples"]["eval_run"]["pk"]
+    other = TurnResult.objects.get(pk=world["samples"]["eval_turn_other"]["result_pk"])
+    mine = TurnResult.objects.get(pk=world["samples"]["eval_turn"]["result_pk"])
+    client.force_login(world["users"]["reviewer"])
+    page = client.get(reverse("evaluation:turns", kwargs={"pk": run_pk})).content.decode()
+    assert mine.session_id in page and other.session_id not in page
+    api = client.get(reverse("api:run-turn-list", kwargs={"run_pk": run_pk})).json()
+    assert [row["session_id"] for row in api["results"]] == [mine.session_id]
+    client.force_login(world["users"]["adjudicator"])
+    api = client.get(reverse("api:run-turn-list", kwargs={"run_pk": run_pk})).json()
+    assert {row["session_id"] for row in api["results"]} == {mine.session_id, other.session_id}

@@ -28,6 +28,7 @@ from annotations.models import Snapshot
 from annotations.snapshots import selectors as snapshot_selectors
 from annotations.snapshots import services as snapshot_services
 from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
+from physreview.access import RoleTablePermission
 
 
 class BinaryRenderer(renderers.BaseRenderer):
@@ -61,7 +62,7 @@ SNAPSHOT_ERRORS = error_responses(401, 403, 404)
     ),
 )
 class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [IsAuthenticated, IsAdjudicatorOrAdmin]
+    permission_classes = [RoleTablePermission, IsAuthenticated, IsAdjudicatorOrAdmin]  # physreview.access
     lookup_field = "label"
     lookup_value_regex = r"v[0-9]+|latest"
     filterset_fields = ["status"]

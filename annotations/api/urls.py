@@ -20,7 +20,10 @@ router.register(r"runs/(?P<run_pk>[0-9]+)/turns", TurnResultViewSet, basename="r
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI only: drf-spectacular's Redoc page pulls Google Fonts, and the docs must work offline.
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # GET only: DRF's OPTIONS metadata has no template for this HTML-only view (a 500 otherwise).
+    path(
+        "docs/", SpectacularSwaggerView.as_view(url_name="api:schema", http_method_names=["get", "head"]), name="docs"
+    ),
     *router.urls,
     # Unnamed on purpose: a name would reverse to "/api/" (the root), not to this catch-all.
     re_path(r"^.*$", views.NotFoundView.as_view()),

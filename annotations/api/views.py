@@ -15,7 +15,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +26,7 @@ from annotations.api.permissions import visible_sessions, visible_turns
 from annotations.content import InvalidContent
 from annotations.models import Decision
 from annotations.services.reviews import is_assigned
+from physreview.access import RoleTablePermission
 from scenarios.models import Turn
 
 
@@ -232,7 +232,7 @@ def _service_errors() -> Iterator[None]:
 class NotFoundView(APIView):
     """Any other path under /api/: the API's 404 body rather than Django's HTML page."""
 
-    permission_classes = [AllowAny]
+    permission_classes = [RoleTablePermission]  # physreview.access: anyone
     authentication_classes: list = []
 
     def http_method_not_allowed(self, request, *args, **kwargs):

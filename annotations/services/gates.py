@@ -14,6 +14,7 @@ from typing import Any
 
 from annotations.steps import rerun_step
 from scenarios.generation import gates
+from scenarios.generation.gates_content import CONTENT_GATES
 from scenarios.generation.types import Derivation, RubricItem, SessionDraft, Step, TurnDraft
 from scenarios.models import GoldStep, Turn
 
@@ -25,6 +26,7 @@ TURN_GATES = (
     gates.gate_translation,
     gates.gate_arc,  # only its per-turn subtype/source failures are kept (turn is not None)
     gates.gate_date_cutoff,
+    *CONTENT_GATES,  # placeholders, untranslated English, machine strings, an answer failing its own rubric
 )
 
 

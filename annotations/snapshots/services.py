@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -25,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
-from annotations.snapshots import card, freeze
+from annotations.snapshots import card, freeze, manifest
 from annotations.snapshots.errors import EmptySelection, SnapshotError
 from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
 from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
@@ -149,6 +148,7 @@ def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
         snapshot.manifest = {
             "counts": {k: v for k, v in stats.items() if k != "turn_pks"},
             "files": files,
+            **manifest.build_provenance(),
         }
         snapshot.content_sha256 = content_sha256(files)
         snapshot.card_markdown = card.render(snapshot=snapshot, stats=stats)
@@ -179,16 +179,7 @@ def sha256sums(files: list[dict[str, Any]]) -> str:
 
 def _write_side_files(*, folder: Path, snapshot: Snapshot) -> None:
     (folder / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
-    manifest = {
-        "label": snapshot.label,
-        "version": snapshot.version,
-        "content_sha256": snapshot.content_sha256,
-        "filters": snapshot.filters,
-        "review_state": snapshot.review_state,
-        **snapshot.manifest,
-    }
-    text = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
-    (folder / "manifest.json").write_text(text, encoding="utf-8")
+    manifest.write_manifest(folder=folder, snapshot=snapshot, files=snapshot.manifest["files"])
     (folder / "SHA256SUMS").write_text(sha256sums(snapshot.manifest["files"]), encoding="utf-8")
     for path in folder.iterdir():
         path.chmod(0o644)
@@ -253,7 +244,8 @@ def export_snapshot(
 def export_to(
     *, snapshot: Snapshot, formats: Iterable[str] | str, out: Path, on_item: Callable[[], None] | None = None
 ) -> list[dict[str, Any]]:
-    """``export_set``: write into a temporary sibling of ``out`` and rename it to ``out`` when complete,
+    """``export_set``: write the data files, ``manifest.json`` (of the exported files), ``card.md`` and
+    ``SHA256SUMS`` into a temporary sibling of ``out`` and rename it to ``out`` when complete,
     so a failure leaves nothing half-written. ``out`` must not exist or be an empty folder. The files are
     checked against the snapshot's manifest checksums (a mismatch is an error)."""
     formats = parse_formats(formats)
@@ -269,6 +261,7 @@ def export_to(
         if bad := [f["name"] for f in files if expected.get(f["name"]) != f["sha256"]]:
             raise SnapshotError(f"re-exported {', '.join(bad)} differ from the manifest of {snapshot.label}")
         (tmp / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
+        manifest.write_manifest(folder=tmp, snapshot=snapshot, files=files)
         (tmp / "SHA256SUMS").write_text(sha256sums(files), encoding="utf-8")
         for path in tmp.iterdir():
             path.chmod(0o644)

@@ -47,7 +47,7 @@ def _current_admission(*, subject_id: int, context: ToolContext) -> int | None:
     """The admission "now" is in: the newest one started before the current date."""
     return (
         m.Admission.objects.filter(subject_id=subject_id, admittime__lt=context.now)
-        .order_by("-admittime")
+        .order_by("-admittime", "-hadm_id")
         .values_list("hadm_id", flat=True)
         .first()
     )

@@ -22,7 +22,7 @@ def patient_read(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any
     patient = require_patient(subject_id=args["subject_id"])
     latest = (
         m.Admission.objects.filter(subject_id=patient.subject_id, admittime__lt=context.cutoff)
-        .order_by("-admittime")
+        .order_by("-admittime", "-hadm_id")
         .first()
     )
     out: dict[str, Any] = {
@@ -119,15 +119,15 @@ def encounter_search(*, args: dict[str, Any], context: ToolContext) -> dict[str,
     qs = m.Admission.objects.filter(subject_id=args["subject_id"], admittime__lt=context.cutoff)
     if args["hadm_id"] is not None:
         qs = qs.filter(hadm_id=args["hadm_id"])
-    admissions = list(qs.order_by("-admittime"))
+    admissions = list(qs.order_by("-admittime", "-hadm_id"))
     total = len(admissions)
     admissions = admissions[:ENCOUNTER_COUNT]
     ids = [a.hadm_id for a in admissions]
     transfers: dict[int, list] = {}
-    for t in m.Transfer.objects.filter(hadm_id__in=ids).order_by("intime"):
+    for t in m.Transfer.objects.filter(hadm_id__in=ids).order_by("intime", "pk"):
         transfers.setdefault(t.hadm_id, []).append(t)
     services: dict[int, list] = {}
-    for s in m.Service.objects.filter(hadm_id__in=ids).order_by("transfertime"):
+    for s in m.Service.objects.filter(hadm_id__in=ids).order_by("transfertime", "pk"):
         services.setdefault(s.hadm_id, []).append(s)
     resources = [
         _encounter_resource(

@@ -65,7 +65,8 @@ def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
 def _dose_text(rx: m.Prescription) -> str:
     parts = [f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip() if rx.dose_val_rx else "", rx.route or ""]
     if rx.doses_per_24_hrs:
-        parts.append(f"{rx.doses_per_24_hrs:g} times per day")
+        n = rx.doses_per_24_hrs
+        parts.append(f"{n:g} {'time' if n == 1 else 'times'} per day")
     return " ".join(p for p in parts if p)
 
 

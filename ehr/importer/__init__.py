@@ -7,7 +7,9 @@ Layout and selection
     a table loaded together as that table; the rules for mixed or odd folders are in
     :mod:`ehr.importer.layout`. The tables, their files and columns come from
     :data:`ehr.mimic_tables.TABLES`, imported in its order. A table whose file is absent is
-    skipped with a note (the public MIMIC-IV demo has no ``note/``).
+    skipped with a note (the public MIMIC-IV demo has no ``note/``). A table whose files hold a
+    header but no record is refused before anything is loaded (it would empty the table, or the
+    selected subjects' rows), unless ``allow_empty`` (``--allow-empty``) is given.
 
 Transactions and idempotency
     Each table is imported in its own transaction that replaces its content: without subjects

@@ -54,6 +54,7 @@ def import_mimic_directory(
     rejects_dir: Path | None = None,
     progress: bool = False,
     allow_fast_path: bool = True,
+    allow_empty: bool = False,
     echo: Echo | None = None,
 ) -> ImportReport:
     """Import the MIMIC-IV tables found under ``root`` (either layout); stops at the first table that fails.
@@ -61,7 +62,8 @@ def import_mimic_directory(
     ``echo`` receives warnings and notes as they happen. ``allow_fast_path=False`` forces the
     validated row path on PostgreSQL (tests compare both paths). Raises
     :class:`ImportArgumentError` before touching the database if the arguments or the folder's
-    layout are unusable.
+    layout are unusable, or if a table's files hold no record at all (header only) and
+    ``allow_empty`` is not set: importing them would empty the table (or the subjects' rows).
     """
     root = Path(root)
     if not root.is_dir():
@@ -73,6 +75,10 @@ def import_mimic_directory(
         raise ImportArgumentError("the subject list is empty")
     selected = [spec for name, spec in TABLES.items() if tables is None or name in tables]
     layout = find_layout(root=root, specs=selected, subjects=subjects)
+    if not allow_empty and (empty := _empty_tables(specs=selected, files=layout.files, subjects=subjects)):
+        raise ImportArgumentError(
+            "\n".join(empty) + "\nnothing was imported; pass --allow-empty to import an empty table anyway"
+        )
 
     opts = _Options(
         subjects=subjects,
@@ -104,6 +110,36 @@ def import_mimic_directory(
         _import_table(spec=spec, files=files, opts=opts, entry=entry)
         failed = entry.status == "failed"
     return report
+
+
+def _has_record(path: Path) -> bool:
+    """Whether the file holds a record after its header; an unreadable file counts as one (its import names
+    the problem)."""
+    try:
+        with TableFile(path) as source:
+            source.read_header()
+            return next(iter(source.records()), None) is not None
+    except TableImportError:
+        return True
+
+
+def _empty_tables(
+    *, specs: list[MimicTableSpec], files: dict[str, list[SourceFile]], subjects: set[int] | None
+) -> list[str]:
+    """One message per table whose files (all of them, in the per-patient layout) are header only.
+
+    A header-only file is far more often a failed extract than a table that is really empty, and
+    importing it would silently replace the table's rows with nothing.
+    """
+    empty: list[str] = []
+    for spec in specs:
+        paths = [f.path for f in files.get(spec.name) or []]
+        if not paths or any(_has_record(path) for path in paths):
+            continue
+        where = f"{paths[0]}: no rows" if len(paths) == 1 else f"{spec.name}: none of its {len(paths)} files has a row"
+        rows = "the selected subjects' rows" if subjects is not None and spec.has_subject else "every row"
+        empty.append(f"{where} (header only); importing it would delete {rows} of {spec.name}")
+    return empty
 
 
 class _Progress:

@@ -13,6 +13,7 @@ from typing import Any
 from ehr.fhir import REGISTRY, TOOL_NAMES
 from ehr.fhir.errors import ToolError
 from ehr.fhir.params import clean_arguments
+from scenarios.generation.gates_content import CONTENT_GATES
 from scenarios.generation.numbers import as_decimal, numbers, numbers_in, units
 from scenarios.generation.planner import ARCS
 from scenarios.generation.templates import AE_MARKERS_EN, AE_MARKERS_ZH, NA_PRONOUNS_EN, NA_PRONOUNS_ZH, PE_MAX_WORDS
@@ -286,6 +287,7 @@ GATES = (
     gate_tier,
     gate_date_cutoff,
     gate_tool_contract,
+    *CONTENT_GATES,  # placeholders, untranslated English, machine strings, answers failing their own rubric
 )
 
 

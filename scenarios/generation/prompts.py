@@ -33,7 +33,7 @@ class Prompt:
 
 WRITER = Prompt(
     name="turn_writer",
-    version="2",
+    version="3",
     system=(
         "You write one turn of a clinical benchmark session (PhysReview turn writer). A physician asks an "
         "assistant for help; the assistant's tool calls and their observations are already fixed and given "
@@ -42,7 +42,9 @@ WRITER = Prompt(
         "the given tool calls);\n"
         "- request_implicit: the same request rewritten with the given implicitness rule (null for turn 0);\n"
         "- answer: the gold answer, using ONLY facts, numbers and units present in the observations, the "
-        "derivations or the requests. Never invent a value, date or drug. Mention every value in must_mention;\n"
+        "derivations or the requests. Never invent a value, date or drug. Mention every value in must_mention. "
+        "It is what the physician reads: no tool names, resource ids or log lines; confirm a write in clinical "
+        "words (what was ordered, held or flagged, for when, and why);\n"
         "- rubric: one short binary grading criterion per planned rubric item, in the same order, keeping its "
         "meaning and its numbers (the draft wording is a guide, not text to copy).\n"
         "Tool names such as Observation.search are written exactly as given, and so are the tool parameters "
@@ -55,14 +57,16 @@ WRITER = Prompt(
 
 TRANSLATOR = Prompt(
     name="turn_translator",
-    version="2",
+    version="3",
     system=(
         "You translate one turn of a clinical benchmark from English into Simplified Chinese as a physician "
         "would write it (PhysReview translator). Rules: keep every number exactly (no rounding, no unit "
         "conversion), keep units as written (mg/dL, mmol/L, mL/min...), keep tool names such as "
         "Observation.search, tool parameter names and values (dose, hold, priority, urgent, safety...) and "
         "identifiers untranslated, use the given Chinese terms for drugs, labs and "
-        "diagnoses, and follow the implicitness rule for request_implicit. Reply with ONE JSON object with "
+        "diagnoses, and follow the implicitness rule for request_implicit. Translate every other English word "
+        "(drug names, units and standard abbreviations such as INR, PO, BID may stay in Latin letters); record "
+        "text you cannot translate is quoted as 病历原文“...”. Reply with ONE JSON object with "
         'the keys "request_explicit", "request_implicit", "answer", "rubric" (a list, same length and order) '
         "and nothing else."
     ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scenarios.generation import knowledge as kb
 from scenarios.generation.common import (
+    AS_ORDERED,
     Built,
     LabPoint,
     TurnContext,
@@ -17,7 +18,17 @@ from scenarios.generation.common import (
     value_check,
     when,
 )
-from scenarios.generation.lang import cap, drug_line_zh, lab_code, lab_name, split_drug, zh
+from scenarios.generation.lang import (
+    MED_STATUS_ZH,
+    cap,
+    drug_line_zh,
+    lab_code,
+    lab_name,
+    record_text_zh,
+    split_drug,
+    zh,
+    zh_or_quote,
+)
 from scenarios.generation.types import Derivation
 
 STATUS_EN = {"high": "above the reference range", "low": "below the reference range", "normal": "within range"}
@@ -46,26 +57,26 @@ def lab_search(t: TurnContext, label: str, *, count: int, deps: list[int] | None
 
 def il_diagnoses(t: TurnContext) -> Built:
     obs = t.call("Condition.search", {"hadm_id": t.plan.hadm_id})
-    dx = [(r["code"]["coding"][0]["code"], r["code"]["text"]) for r in resources(obs)][:4]
+    dx = [(r["code"]["coding"][0]["code"], r["code"]["text"]) for r in resources(obs)]
     if not dx:
         return Built("No diagnoses are coded for this admission.", "本次住院没有编码诊断。", [])
     (code, title), rest = dx[0], dx[1:]
     en = f"Principal diagnosis of admission {t.plan.hadm_id}: {title} ({code})."
-    zh_text = f"本次住院（{t.plan.hadm_id}）的主要诊断：{zh(title, kind='diagnosis')}（{code}）。"
+    zh_text = f"本次住院（{t.plan.hadm_id}）的主要诊断：{zh_or_quote(title, kind='diagnosis')}（{code}）。"
     if rest:
         en += " Other coded diagnoses: " + "; ".join(f"{x} ({c})" for c, x in rest) + "."
-        zh_text += "其他编码诊断：" + "；".join(f"{zh(x, kind='diagnosis')}（{c}）" for c, x in rest) + "。"
+        zh_text += "其他编码诊断：" + "；".join(f"{zh_or_quote(x, kind='diagnosis')}（{c}）" for c, x in rest) + "。"
     second = rest[0][1] if rest else title
     rubric = [
         item(
             f"Names the principal diagnosis: {title}",
-            f"指出主要诊断：{zh(title, kind='diagnosis')}",
-            term_check([title], [zh(title, kind="diagnosis")]),
+            f"指出主要诊断：{zh_or_quote(title, kind='diagnosis')}",
+            term_check([title], [zh_or_quote(title, kind="diagnosis")]),
         ),
         item(
             f"Mentions the secondary diagnosis {second}",
-            f"提及次要诊断{zh(second, kind='diagnosis')}",
-            term_check([second], [zh(second, kind="diagnosis")]),
+            f"提及次要诊断{zh_or_quote(second, kind='diagnosis')}",
+            term_check([second], [zh_or_quote(second, kind="diagnosis")]),
         ),
         item("Uses the diagnoses of the current admission only", "仅使用本次住院的诊断", None),
     ]
@@ -81,16 +92,32 @@ def il_med_order(t: TurnContext) -> Built:
     o = orders[0]
     drug_zh = zh(o.drug, kind="drug")
     en = f"{o.drug} is ordered as {o.dosage} (order {o.rid}, started {when(o.authored)}, status {o.status})."
-    zh_text = f"{drug_zh}的医嘱为 {o.dosage}（医嘱 {o.rid}，开始于 {when(o.authored)}，状态 {o.status}）。"
-    route = o.dosage.split(" ")[2] if len(o.dosage.split(" ")) > 2 else o.dosage
-    rubric = [
-        item(
+    zh_text = (
+        f"{drug_zh}的医嘱为 {record_text_zh(o.dosage)}（医嘱 {o.rid}，开始于 {when(o.authored)}，"
+        f"{MED_STATUS_ZH.get(o.status, o.status)}）。"
+    )
+    route = o.route or AS_ORDERED
+    if o.dose_value is not None:
+        dose = item(
             f"States the {o.drug} dose {fmt(o.dose_value)} {o.dose_unit}",
             f"说明{drug_zh}剂量 {fmt(o.dose_value)} {o.dose_unit}",
             value_check(o.dose_value, o.dose_unit),
-        ),
+        )
+    else:  # no single number (a sliding scale, a range): the regimen as ordered
+        first = o.dosage.split(" ")[0]
+        dose = item(
+            f"States the {o.drug} regimen as ordered: {o.dosage}",
+            f"说明{drug_zh}的医嘱用法：{record_text_zh(o.dosage)}",
+            term_check([first], [first]) if first else None,
+        )
+    rubric = [
+        dose,
         item(f"Identifies the drug as {o.drug}", f"识别药物为{drug_zh}", term_check([o.drug], [drug_zh])),
-        item(f"Gives the route {route}", f"给出给药途径 {route}", term_check([route], [route])),
+        item(
+            f"Gives the route {route}",
+            f"给出给药途径 {o.route or '（按原医嘱）'}",
+            term_check([route], [route]) if o.route else None,
+        ),
     ]
     return Built(en, zh_text, rubric, entities=[drug], facts=[f"{o.drug} {o.dosage}"])
 
@@ -152,8 +179,8 @@ def il_discharge_meds(t: TurnContext) -> Built:
     zh_text = "出院带药：" + "；".join(drug_line_zh(m) for m in meds) + "。"
     names = [split_drug(m)[0] for m in meds]
     rubric = [
-        item(f"Lists {meds[0]}", f"列出 {meds[0]}", _drug_term(names[0])),
-        item(f"Lists {meds[-1]}", f"列出 {meds[-1]}", _drug_term(names[-1])),
+        item(f"Lists {meds[0]}", f"列出{drug_line_zh(meds[0])}", _drug_term(names[0])),
+        item(f"Lists {meds[-1]}", f"列出{drug_line_zh(meds[-1])}", _drug_term(names[-1])),
         item(f"Gives all {len(meds)} discharge medications with doses", f"给出全部 {len(meds)} 种出院带药及剂量", None),
     ]
     count = Derivation("count", "number of discharge medication lines", {"lines": meds}, {}, len(meds))
@@ -176,7 +203,7 @@ def il_followup(t: TurnContext) -> Built:
     rubric = [
         item(
             f"States the follow-up: {first}",
-            f"说明随访安排：{first}",
+            f"说明随访安排（病历原文：“{first}”）",
             term_check([first.split(" ")[0]], [first.split(" ")[0]]),
         ),
         item("Quotes the follow-up timing as recorded", "按病历给出随访时间", None),
@@ -273,7 +300,7 @@ def dg_adherence(t: TurnContext) -> Built:
     said = t.call("patient.get_medication_adherence", {"drug": drug.lower()})
     o = orders[0] if orders else None
     order_en = f"{o.drug} is ordered as {o.dosage} ({o.rid})" if o else f"no {drug} order is recorded"
-    order_zh = f"{drug_zh}医嘱为 {o.dosage}（{o.rid}）" if o else f"未记录{drug_zh}医嘱"
+    order_zh = f"{drug_zh}医嘱为 {record_text_zh(o.dosage)}（{o.rid}）" if o else f"未记录{drug_zh}医嘱"
     en = f'In the record, {order_en}. Asked about adherence, the patient says: "{patient_text(said, language="en")}"'
     zh_text = f"病历中{order_zh}。询问服药依从性时，患者表示：“{patient_text(said, language='zh')}”"
     rubric = [
@@ -325,7 +352,7 @@ def dg_discharge_review(t: TurnContext) -> Built:
     rubric = [
         item(
             f"Lists {meds[0] if meds else 'the discharge medications'}",
-            f"列出 {meds[0] if meds else '出院带药'}",
+            f"列出{drug_line_zh(meds[0]) if meds else '出院带药'}",
             _drug_term(first) if first else None,
         ),
         item(

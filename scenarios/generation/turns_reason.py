@@ -17,7 +17,7 @@ from scenarios.generation.common import (
     value_check,
     when,
 )
-from scenarios.generation.lang import cap, lab_name, zh
+from scenarios.generation.lang import cap, lab_name, record_text_zh, zh
 from scenarios.generation.turns_lookup import STATUS_EN, STATUS_TERMS, STATUS_ZH, lab_search, lab_sentence
 from scenarios.generation.types import Derivation
 
@@ -212,7 +212,7 @@ def cr_threshold(t: TurnContext) -> Built:
         f"({when(p.time)}), {side_en} the {drug} safety threshold of {thr} (risk: {rule.risk_en}). {act_en}"
     )
     zh_text = (
-        f"{drug_zh}医嘱为 {o.dosage}。最近一次{lab_zh}为 {fmt(p.value)} {p.unit}（{when(p.time)}），"
+        f"{drug_zh}医嘱为 {record_text_zh(o.dosage)}。最近一次{lab_zh}为 {fmt(p.value)} {p.unit}（{when(p.time)}），"
         f"{side_zh}{drug_zh}的安全阈值 {thr}（风险：{rule.risk_zh}）。{act_zh}"
     )
     rubric = [
@@ -377,7 +377,7 @@ def cr_interaction(t: TurnContext) -> Built:
         f"Recommendation: {inter.action_en}; avoid {inter.avoid_en}."
     )
     zh_text = (
-        f"{a_zh}（{a[0].dosage}）与{b_zh}（{b[0].dosage}）同时在用。患者诊断为{dx_zh}，两者合用{inter.risk_zh}。最新{s_zh}。"
+        f"{a_zh}（{record_text_zh(a[0].dosage)}）与{b_zh}（{record_text_zh(b[0].dosage)}）同时在用。患者诊断为{dx_zh}，两者合用{inter.risk_zh}。最新{s_zh}。"
         f"建议：{inter.action_zh}；避免{inter.avoid_zh}。"
     )
     rubric = [
@@ -435,7 +435,7 @@ def cr_renal_dosing(t: TurnContext) -> Built:
     en = f"{cg_en} {o.drug} is ordered as {o.dosage}. Against its cut-off of {fmt(rule[0])} mL/min the CrCl is " + (
         "below: " + rule[1] + "." if below else "above: the current dose needs no renal adjustment."
     )
-    zh_text = f"{cg_zh}{renal_zh}医嘱为 {o.dosage}。与其界值 {fmt(rule[0])} mL/min 相比，肌酐清除率" + (
+    zh_text = f"{cg_zh}{renal_zh}医嘱为 {record_text_zh(o.dosage)}。与其界值 {fmt(rule[0])} mL/min 相比，肌酐清除率" + (
         "低于界值：" + rule[2] + "。" if below else "高于界值：当前剂量无需按肾功能调整。"
     )
     derivs = [
@@ -457,7 +457,7 @@ def cr_renal_dosing(t: TurnContext) -> Built:
         ),
         item(
             f"Reports the {o.drug} order {o.dosage}",
-            f"报告{renal_zh}医嘱 {o.dosage}",
+            f"报告{renal_zh}医嘱 {record_text_zh(o.dosage)}",
             value_check(o.dose_value, o.dose_unit),
         ),
         item(

@@ -24,7 +24,7 @@ from scenarios.generation.common import (
     value_check,
     when,
 )
-from scenarios.generation.lang import lab_name, zh
+from scenarios.generation.lang import PRIORITY_ZH, frequency_zh, lab_name, zh
 from scenarios.generation.types import Derivation, RubricItem
 
 
@@ -52,13 +52,12 @@ def _earlier_order(t: TurnContext, drug: str) -> MedOrder | None:
     return None
 
 
-def _done(tool: str, obs: dict, what_en: str, what_zh: str) -> tuple[str, str]:
+def _confirmed(tool: str, obs: dict, en: str, zh_text: str) -> tuple[str, str]:
+    """What the physician reads after a write: the action in clinical words (the tool name and the
+    simulated id are in the gold call, not in the answer); a failed call says what failed."""
     if "error" in obs:
-        return f"{tool} failed: {obs['error']}", f"{tool} 调用失败：{obs['error']}"
-    return (
-        f"Done with {tool} (simulated, id {obs.get('id')}): {what_en}",
-        f"已通过 {tool} 完成（模拟操作，编号 {obs.get('id')}）：{what_zh}",
-    )
+        return f"The order could not be placed: {obs['error']}", f"未能完成该医嘱：{obs['error']}"
+    return en, zh_text
 
 
 def _write_check(tool: str, **params: Any) -> dict[str, Any]:
@@ -67,6 +66,10 @@ def _write_check(tool: str, **params: Any) -> dict[str, Any]:
 
 def _lab_text(p: LabPoint | None) -> str:
     return f"{lab_name(p.label)} {fmt(p.value)} {p.unit} on {when(p.time)}".replace("  ", " ") if p else ""
+
+
+def _lab_text_zh(p: LabPoint | None) -> str:
+    return f"{when(p.time)} 的{zh(p.label, kind='lab')} {fmt(p.value)} {p.unit}".strip() if p else ""
 
 
 def wu_hold_drug(t: TurnContext) -> Built:
@@ -93,14 +96,14 @@ def wu_hold_drug(t: TurnContext) -> Built:
                 rule.unit,
             )
         )
-    status = obs.get("status", "on-hold")
     order_en = f" (order {order.rid}, {route} {frequency})" if order else f" ({route} {frequency})"
-    order_zh = f"（原医嘱 {order.rid}，{route} {frequency}）" if order else f"（{route} {frequency}）"
-    en, zh_text = _done(
+    order_zh = f"（原医嘱 {order.rid}，{route}，{frequency_zh(frequency)}）" if order else ""
+    reason_zh = _lab_text_zh(p) or "检验结果"
+    en, zh_text = _confirmed(
         tool,
         obs,
-        f"{drug}{order_en} is on hold: dose 'hold', status {status}; indication: {reason_en}.",
-        f"{drug_zh}{order_zh}已暂停：dose 为 hold，状态 {status}；理由：{reason_en}。",
+        f"{drug}{order_en} is now on hold (the order's dose reads 'hold'). Reason: {reason_en}.",
+        f"已暂停{drug_zh}{order_zh}。理由：{reason_zh}。",
     )
     avoid = (rule.avoid_en, rule.avoid_zh) if rule else ("increase the dose", "增加剂量")
     rubric = [
@@ -148,11 +151,12 @@ def wu_order_lab(t: TurnContext) -> Built:
         args["note"] = note
     obs = t.call(tool, args)
     lab_zh = zh(label, kind="lab")
-    en, zh_text = _done(
+    en, zh_text = _confirmed(
         tool,
         obs,
-        f"{service}, {priority}, on {day}." + (f" Note: {note}." if note else ""),
-        f"{lab_zh}复查（{service}），{priority}，日期 {day}。" + (f"备注：{note}。" if note else ""),
+        f"Repeat {service} ordered ({priority}) for {day}." + (f" Reason noted: {note}." if note else ""),
+        f"已申请{lab_zh}复查（{PRIORITY_ZH.get(priority, priority)}），日期 {day}。"
+        + (f"备注理由：复查{_lab_text_zh(p)}。" if p else ""),
     )
     rubric: list[RubricItem] = [
         item(f"Calls {tool}", f"调用 {tool}", _write_check(tool)),
@@ -194,11 +198,11 @@ def wu_flag(t: TurnContext) -> Built:
     detail = f"{f.drug} + {f.second_drug}: {inter.risk_en}{value}. {inter.action_en[:1].upper()}{inter.action_en[1:]}."
     obs = t.call(tool, {"category": "safety", "code": code, "detail": detail})
     a_zh, b_zh = zh(f.drug or "", kind="drug"), zh(f.second_drug or "", kind="drug")
-    en, zh_text = _done(
+    en, zh_text = _confirmed(
         tool,
         obs,
-        f"safety flag '{code}', alert text: {detail}",
-        f"安全警示（safety）“{code}”，警示内容：{a_zh} + {b_zh}，{inter.risk_zh}"
+        f"Safety alert placed on the chart ({a} + {b} interaction). Alert text: {detail}",
+        f"已在病历中添加安全警示（{a_zh}与{b_zh}相互作用）。警示内容：{a_zh} + {b_zh}，{inter.risk_zh}"
         + (f"；最新{zh(p.label, kind='lab')} {fmt(p.value)} {p.unit}".rstrip() if p else "")
         + f"。{inter.action_zh}。",
     )

@@ -46,7 +46,7 @@ def check_answer(*, answer: dict[str, Any], memory: HealthMemory) -> list[str]:
     evidence = " ".join(_fact_text(f) for f in facts)
     lowered, evidence_low = text.casefold(), evidence.casefold()
     # Longest names first, each consumed once found: 甘精胰岛素 is not also 胰岛素, 维生素K1 not the number 1.
-    for word, english in sorted(_drug_words(), key=lambda p: len(p[0]), reverse=True):
+    for word, english in sorted(_drug_words(), key=lambda p: (-len(p[0]), p)):
         if word not in lowered:
             continue
         if english not in evidence_low:

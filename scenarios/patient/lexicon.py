@@ -88,7 +88,7 @@ def _norm(text: str) -> str:
 
 def _replace_all(text: str, table: dict[str, str], *, word_bounded: bool) -> str:
     # Longest terms first so "chest pain" wins over "pain".
-    for term in sorted(table, key=len, reverse=True):
+    for term in sorted(table, key=len, reverse=True):  # stable: equal lengths keep the file order
         pattern = re.escape(term)
         if word_bounded:
             pattern = rf"(?<![A-Za-z]){pattern}(?![A-Za-z])"

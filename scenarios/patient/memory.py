@@ -46,14 +46,18 @@ def session_admission(*, subject_id: int, hadm_id: int | None, current_date: dt.
     if hadm_id is not None:
         return hadm_id
     context = ToolContext(current_date=current_date, subject_id=subject_id)
-    adm = m.Admission.objects.filter(subject_id=subject_id, admittime__lt=context.cutoff).order_by("-admittime").first()
+    adm = (
+        m.Admission.objects.filter(subject_id=subject_id, admittime__lt=context.cutoff)
+        .order_by("-admittime", "-hadm_id")
+        .first()
+    )
     return adm.hadm_id if adm else None
 
 
 def _note_facts(*, subject_id: int, hadm_id: int | None, context: ToolContext) -> list[Fact]:
     notes = list(
         m.DischargeNote.objects.filter(subject_id=subject_id, charttime__lt=context.cutoff).order_by(
-            "-charttime", "-note_seq"
+            "-charttime", "-note_seq", "note_id"
         )
     )
     own = next((n for n in notes if hadm_id is not None and n.hadm_id == hadm_id), None)
@@ -109,7 +113,7 @@ def _admission_time_facts(*, subject_id: int, hadm_id: int, context: ToolContext
 
 def _prescription_facts(*, hadm_id: int, context: ToolContext) -> list[Fact]:
     rows = m.Prescription.objects.filter(hadm_id=hadm_id, starttime__lt=context.cutoff).order_by(
-        "-starttime", "pharmacy_id"
+        "-starttime", "pharmacy_id", "pk"
     )
     facts: list[Fact] = []
     seen: set[str] = set()
@@ -157,7 +161,7 @@ def _pain_facts(*, hadm_id: int, context: ToolContext) -> list[Fact]:
             hadm_id=hadm_id, itemid__in=itemids or _PAIN_ITEMIDS_FALLBACK, charttime__lt=context.cutoff
         )
         .exclude(value__isnull=True)
-        .order_by("charttime")
+        .order_by("charttime", "itemid", "pk")  # total: equal chart times keep one order
     )
     rows = [r for r in rows if r.value.strip() and DEID not in r.value]
     picks = [("charted_first", rows[0]), ("charted_latest", rows[-1])] if len(rows) > 1 else []

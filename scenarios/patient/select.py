@@ -130,7 +130,7 @@ def _drug_hit(fact: Fact, targets: set[str]) -> bool:
 
 def _symptoms(memory: HealthMemory) -> list[Fact]:
     order = {slot: i for i, slot in enumerate(SYMPTOM_SLOTS)}
-    return sorted(memory.of("symptom"), key=lambda f: order.get(f.slot, len(order)))
+    return sorted(memory.of("symptom"), key=lambda f: order.get(f.slot, len(order)))  # stable: memory order
 
 
 def _asked(args: dict[str, Any], *names: str) -> str:
@@ -176,7 +176,7 @@ def _by_slot(facts: list[Fact], *, wanted: str | None, order: tuple[str, ...]) -
     if wanted is not None:
         return Selection(tuple(f for f in facts if f.slot == wanted))
     rank = {slot: i for i, slot in enumerate(order)}
-    return Selection(tuple(sorted(facts, key=lambda f: rank.get(f.slot, len(rank)))))
+    return Selection(tuple(sorted(facts, key=lambda f: rank.get(f.slot, len(rank)))))  # stable: memory order
 
 
 def _pain(args: dict[str, Any], memory: HealthMemory) -> Selection:

@@ -45,7 +45,7 @@ def test_each_affected_turn_shows_its_findings_in_plain_words(client, audited, r
     assert "The number <strong>6.3 mEq/L</strong> is in no tool result or declared derivation" in second
     assert "(gold answer EN, gold answer ZH)" in second
     assert "Possible false premise: the request says “warfarin 2.5 mg”." in second
-    assert "The record at the current date: <strong>Warfarin 5 mg PO 1 times per day" in second
+    assert "The record at the current date: <strong>Warfarin 5 mg PO 1 time per day" in second
 
     for clean in (2, 3):
         assert 'id="gold-audit"' not in _page(client, audited, clean)

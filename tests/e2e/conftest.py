@@ -27,3 +27,10 @@ def screenshot_dir(settings):
     path = settings.VAR_DIR / "screenshots"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    # Tests wait with page.wait_for_function("<js>"), which Chromium evaluates as a string: the app's CSP
+    # (no 'unsafe-eval') would refuse it. tests/e2e/test_csp.py opens its own context with the CSP on.
+    return {**browser_context_args, "bypass_csp": True}

@@ -1,13 +1,15 @@
 import pytest
-from django.contrib.auth import get_user_model
 
 from ehr.models import Admission, LabEvent
+from tests.annotations.conftest import make_user
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_log_in_browse_patients_open_an_admission(page, live_server, demo_cohort, screenshot_dir):
-    get_user_model().objects.create_user(username="dr_e2e", password="pw-e2e-123456")
+    user = make_user("dr_e2e", "reviewer")  # a user with no role sees no EHR pages (physreview.access)
+    user.set_password("pw-e2e-123456")
+    user.save()
     hadm_id = LabEvent.objects.exclude(hadm_id=None).values_list("hadm_id", flat=True).first()
     subject_id = Admission.objects.get(hadm_id=hadm_id).subject_id
 

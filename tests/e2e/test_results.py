@@ -23,7 +23,7 @@ def _run(tmp_path, model):
 def test_leaderboard_compare_and_drill_down(page, live_server, screenshot_dir, demo_cohort, tmp_path):
     make_sessions(n=4)
     oracle, heuristic = _run(tmp_path, "rules:oracle"), _run(tmp_path, "rules:heuristic")
-    user_with_password("res_rita", "reviewer")
+    user_with_password("res_rita", "adjudicator")  # every session's turns (a reviewer: only their own)
     login(page, live_server, "res_rita")
 
     page.click("nav >> text=Results")

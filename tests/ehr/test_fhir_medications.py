@@ -31,7 +31,7 @@ def test_medication_request_shape_and_status(rec):
     assert dosage["doseAndRate"][0]["doseQuantity"] == {"value": 5, "unit": "mg"}
     assert dosage["route"]["text"] == "PO"
     assert dosage["timing"]["repeat"] == {"frequency": 1.0, "period": 1, "periodUnit": "d"}
-    assert dosage["text"] == "5 mg PO 1 times per day"
+    assert dosage["text"] == "5 mg PO 1 time per day"
     assert rx["dispenseRequest"]["validityPeriod"] == {"start": "2180-07-18 12:00:00"}  # stop time is the future
     lisinopril = call(rec, "MedicationRequest.search", medication="LISINOPRIL")["entry"][0]["resource"]
     assert lisinopril["status"] == "completed"

@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from ehr.mimic_tables import TABLES
 from ehr.models import LabEvent, Patient
 from tests.ehr import mimic_files as mf
 
@@ -116,6 +117,69 @@ def test_exit_code_and_no_traceback(args: list[str], message: str) -> None:
     assert result.returncode == 1
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _manage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHYSREVIEW_VAR_DIR": str(settings.VAR_DIR)},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_header_only_table_file_is_refused(root: Path) -> None:
+    call_command("import_mimic", str(root), "--quiet")
+    before = LabEvent.objects.count()
+    path = mf.write_table(root, "labevents", [])  # the header, no row
+
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), "--quiet")
+
+    message = str(excinfo.value)
+    assert message.startswith(f"{path}: no rows (header only); importing it would delete every row of labevents")
+    assert "pass --allow-empty" in message
+    assert before > 0 and LabEvent.objects.count() == before
+
+
+def test_header_only_table_file_with_allow_empty_empties_the_table(root: Path) -> None:
+    call_command("import_mimic", str(root), "--quiet")
+    mf.write_table(root, "labevents", [])
+
+    call_command("import_mimic", str(root), "--allow-empty", "--quiet")
+
+    assert LabEvent.objects.count() == 0 and Patient.objects.count() == 3
+
+
+def test_header_only_table_exits_non_zero_without_traceback(tmp_path: Path) -> None:
+    # The refusal comes before any database access, like the argument errors above.
+    root = tmp_path / "mimic"
+    path = mf.write_table(root, "labevents", [])
+
+    result = _manage("import_mimic", str(root))
+
+    assert result.returncode == 1
+    assert f"CommandError: {path}: no rows (header only)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_per_patient_table_is_refused_only_when_every_file_is_header_only(tmp_path: Path) -> None:
+    root = tmp_path / "release"
+    labs = [r for r in mf.labevents() if r["subject_id"] == mf.SUBJECTS[0]]
+    mf.per_patient_cohort(root, subjects=mf.SUBJECTS[:2], tables={"patients": mf.patients()[:2], "labevents": labs})
+    header_only = mf.csv_text(TABLES["labevents"].columns, [])
+    mf.write_patient_text(root, mf.SUBJECTS[1], "hosp_labevents", header_only)
+
+    call_command("import_mimic", str(root), "--quiet")  # one patient without labs among others: fine
+
+    assert set(LabEvent.objects.values_list("subject_id", flat=True)) == {mf.SUBJECTS[0]}
+    mf.write_patient_text(root, mf.SUBJECTS[0], "hosp_labevents", header_only)
+    with pytest.raises(CommandError, match="labevents: none of its 2 files has a row"):
+        call_command("import_mimic", str(root), "--quiet")
+    assert LabEvent.objects.count() == len(labs)
 
 
 def release(tmp_path: Path) -> Path:

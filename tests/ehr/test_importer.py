@@ -195,13 +195,40 @@ def test_quoted_empty_field_is_null_too(root: Path, mode: str) -> None:
     assert (lab.hadm_id, lab.order_provider_id, lab.value, lab.comments) == (None, None, None, None)
 
 
-def test_header_only_file_empties_the_table(root: Path, mode: str) -> None:
+def test_header_only_file_is_refused_before_anything_is_loaded(root: Path, mode: str) -> None:
+    run(root, mode)
+    before = counts()
+    path = mf.write_text(root, "hosp/labevents", lab_text([]))
+    mf.write_table(root, "patients", mf.patients()[:1])  # would be replaced first if the run started
+
+    with pytest.raises(ImportArgumentError) as excinfo:
+        run(root, mode)
+
+    assert str(excinfo.value).splitlines() == [
+        f"{path}: no rows (header only); importing it would delete every row of labevents",
+        "nothing was imported; pass --allow-empty to import an empty table anyway",
+    ]
+    assert counts() == before
+
+
+def test_header_only_file_empties_the_table_with_allow_empty(root: Path, mode: str) -> None:
     mf.write_text(root, "hosp/labevents", lab_text([]))
 
-    report = run(root, mode)
+    report = run(root, mode, allow_empty=True)
 
     assert report.ok and LabEvent.objects.count() == 0
     assert report.rows_by_table()["labevents"] == 0
+
+
+def test_header_only_file_with_subjects_names_their_rows(root: Path, mode: str) -> None:
+    run(root, mode)
+    before = LabEvent.objects.count()
+    mf.write_text(root, "hosp/labevents", lab_text([]))
+
+    with pytest.raises(ImportArgumentError, match="would delete the selected subjects' rows of labevents"):
+        run(root, mode, subjects={mf.SUBJECTS[0]})
+
+    assert LabEvent.objects.count() == before
 
 
 def test_gz_wins_over_csv_with_a_warning(root: Path, mode: str) -> None:

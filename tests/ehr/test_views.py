@@ -1,5 +1,6 @@
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from ehr.models import Admission, DiagnosisIcd, DIcdDiagnosis, LabEvent
@@ -8,6 +9,7 @@ from ehr.models import Admission, DiagnosisIcd, DIcdDiagnosis, LabEvent
 @pytest.fixture
 def client_logged_in(client, db):
     user = get_user_model().objects.create_user(username="dr_a", password="pw-123456")
+    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])  # no role, no EHR pages (physreview.access)
     client.force_login(user)
     return client
 
@@ -57,7 +59,7 @@ def test_patient_search_by_hadm_id_finds_its_patient_only(client_logged_in, demo
 
 def test_admission_page_shows_labs_meds_diagnoses_notes(client_logged_in, demo_cohort, django_assert_max_num_queries):
     hadm_id = LabEvent.objects.exclude(hadm_id=None).values_list("hadm_id", flat=True).first()
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(16):  # + the user's groups (physreview.access)
         response = client_logged_in.get(reverse("ehr:admission_detail", args=[hadm_id]))
     assert response.status_code == 200
     body = response.content.decode()

@@ -6,6 +6,7 @@ import time
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.http import HttpResponse
 from django.test import RequestFactory
 
@@ -70,7 +71,9 @@ def test_keeps_metrics_set_by_inner_layers():
 )
 def test_every_response_through_the_stack_has_the_header(client, path, logged_in, status):
     if logged_in:
-        client.force_login(get_user_model().objects.create_user(username="timed", password="x"))
+        user = get_user_model().objects.create_user(username="timed", password="x")
+        user.groups.add(Group.objects.get_or_create(name="reviewer")[0])  # a role: the review pages open
+        client.force_login(user)
     response = client.get(path)
     assert response.status_code == status
     wall, cpu = _timings(response)

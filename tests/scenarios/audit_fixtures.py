@@ -107,7 +107,7 @@ def clean_session(rec: Record | None = None, *, bounds: str = "strict", **sessio
         tool_source="mixed",
         request="The patient is on warfarin 5 mg: check the order and the latest potassium.",
         request_zh="患者正在服用华法林 5 mg：核对医嘱和最近一次血钾。",
-        answer_en="Warfarin 5 mg PO once a day (1 times per day), active. Potassium 5.9 mEq/L on 2180-07-19 06:00, "
+        answer_en="Warfarin 5 mg PO once a day (1 time per day), active. Potassium 5.9 mEq/L on 2180-07-19 06:00, "
         "above 3.3–5.1 mEq/L. The patient says they missed 2 doses.",
         answer_zh="华法林 5 mg 口服，每天 1 次，医嘱有效。血钾 5.9 mEq/L（2180-07-19 06:00），高于 3.3–5.1 mEq/L。"
         "患者说漏服了 2 次。",

@@ -34,7 +34,9 @@ def record_patient(*, tool: str, arguments: dict) -> dict:
     """Test stand-in for the agentic patient: answers with the text of its own discharge note section."""
     note = m.DischargeNote.objects.filter(subject_id=arguments["subject_id"]).order_by("charttime").first()
     said = _section(note.text, SECTIONS.get(tool, "Social History")) if note else ""
-    return {"answer_en": said or "I am not sure.", "answer_zh": said or "我不太清楚。", "source": SECTIONS.get(tool)}
+    # The note is English: its Chinese answer quotes it as the record's words (the content gates refuse bare English).
+    said_zh = f"病历原文“{said}”" if said else "我不太清楚。"
+    return {"answer_en": said or "I am not sure.", "answer_zh": said_zh, "source": SECTIONS.get(tool)}
 
 
 @cache
@@ -292,7 +294,9 @@ def test_context_taking_responder_gets_the_session_cutoff_and_a_chinese_question
     def responder(*, tool: str, arguments: dict, context) -> dict:
         seen.append((arguments.get("language"), context.current_date, context.session_id))
         said = record_patient(tool=tool, arguments=arguments)["answer_en"]
-        return {"answer": f"[{arguments.get('language', 'en')}] {said}"}
+        if arguments.get("language") == "zh":  # the English note, quoted as the record's words
+            return {"answer": f"[中文] 病历原文“{said}”"}
+        return {"answer": f"[en] {said}"}
 
     drafts = [
         generate_session(scenario="diagnostic_workup", tier=1, seed=1, index=i, patient_answer=responder).draft
@@ -302,4 +306,4 @@ def test_context_taking_responder_gets_the_session_cutoff_and_a_chinese_question
     by_session = {d.session_id: d.current_date for d in drafts}
     assert all(by_session[sid] == day.isoformat() for _, day, sid in seen)
     zh_answers = [t.answer_zh for d in drafts for t in d.turns if t.tool_source in ("patient", "mixed")]
-    assert zh_answers and all("[zh]" in a for a in zh_answers)
+    assert zh_answers and all("[中文]" in a for a in zh_answers)

@@ -1,4 +1,5 @@
-"""``import_mimic DIR [--subjects ID ...] [--tables NAME ...] [--skip-bad-rows] [--rejects-dir DIR] [--quiet]``."""
+"""``import_mimic DIR [--subjects ID ...] [--tables NAME ...] [--skip-bad-rows] [--rejects-dir DIR] [--allow-empty]
+[--quiet]``."""
 
 from pathlib import Path
 
@@ -32,7 +33,8 @@ class Command(BaseCommand):
         "loaded together as that table. A DIR mixing both layouts, or a per-patient DIR with a folder "
         "not named by an integer subject_id, is refused before anything is loaded. Integer "
         "columns accept pandas' decimal spelling (22444183.0, not 12.5); numeric NDC codes get their "
-        "leading zeros back (409176230.0 -> 00409176230). Each table is replaced in its own transaction; "
+        "leading zeros back (409176230.0 -> 00409176230). A table whose file is header only (no row) is "
+        "refused before anything is loaded unless --allow-empty. Each table is replaced in its own transaction; "
         "re-running gives the same contents."
     )
 
@@ -49,6 +51,11 @@ class Command(BaseCommand):
             "--skip-bad-rows", action="store_true", help="write bad rows to a rejects file and continue"
         )
         parser.add_argument("--rejects-dir", help="folder for rejects files (default: var/import_rejects)")
+        parser.add_argument(
+            "--allow-empty",
+            action="store_true",
+            help="import a table whose file has a header but no row (this empties the table); refused otherwise",
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -61,6 +68,7 @@ class Command(BaseCommand):
                 skip_bad_rows=bool(options["skip_bad_rows"]),
                 rejects_dir=Path(str(options["rejects_dir"])) if options["rejects_dir"] else None,
                 progress=not quiet,
+                allow_empty=bool(options["allow_empty"]),
                 echo=lambda message: self.stderr.write(message),
             )
         except ImportArgumentError as exc:

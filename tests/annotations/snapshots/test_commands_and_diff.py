@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from io import StringIO
 
 import pytest
@@ -11,6 +13,7 @@ from annotations.models import Snapshot, SnapshotStatus
 from annotations.snapshots import selectors
 from annotations.snapshots.diff import diff_snapshots
 from annotations.snapshots.services import create_snapshot
+from ehr.fhir import schema_hash
 from scenarios.models import Turn
 from tests.annotations.snapshots.conftest import approve_directly
 from tests.scenarios.factories import complete_session
@@ -75,8 +78,40 @@ def test_export_set_writes_files_with_manifest_checksums(curated, tmp_path):
         "SHA256SUMS",
         "card.md",
         "diagnostic_workup.jsonl",
+        "manifest.json",
         "med_safety.jsonl",
     ]
+
+
+def test_export_set_writes_the_manifest_of_the_exported_files(curated, tmp_path):
+    run("make_snapshot", "--language", "en")
+    snap = Snapshot.objects.get()
+    run("export_set", "--format", "pab", "--format", "jsonl", "--out", str(tmp_path / "set"))
+    folder = tmp_path / "set"
+
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+
+    assert (manifest["label"], manifest["version"], manifest["snapshot_id"]) == ("v1", 1, snap.pk)
+    assert manifest["content_sha256"] == snap.content_sha256 and len(manifest["content_sha256"]) == 64
+    assert manifest["created_at"] == snap.created.isoformat()
+    names = ["diagnostic_workup.jsonl", "med_safety.jsonl", "turns.jsonl"]
+    assert [f["name"] for f in manifest["files"]] == names  # no parquet: not exported
+    sums = (folder / "SHA256SUMS").read_text().splitlines()
+    for entry in manifest["files"]:
+        data = (folder / entry["name"]).read_bytes()
+        assert entry["bytes"] == len(data) and entry["sha256"] == hashlib.sha256(data).hexdigest()
+        assert f"{entry['sha256']}  {entry['name']}" in sums
+    assert len(sums) == len(names)
+    counts = manifest["counts"]
+    assert (counts["sessions"], counts["turns"]) == (2, 8)
+    assert list(counts["by_language"]) == ["en"]  # the snapshot's language filter
+    assert counts["by_language"]["en"]["turns"] == 8
+    assert sum(counts["by_language"]["en"]["task_types"].values()) == 8
+    assert manifest["tool_schema_hash"] == {"en": schema_hash(language="en"), "zh": schema_hash(language="zh")}
+    assert manifest["code_version"] and manifest["code_version"] != "not recorded"
+    # Exporting the same snapshot again writes the same manifest bytes.
+    run("export_set", "--format", "pab", "--format", "jsonl", "--out", str(tmp_path / "again"))
+    assert (tmp_path / "again" / "manifest.json").read_bytes() == (folder / "manifest.json").read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -160,7 +160,13 @@ def test_export_to_writes_a_complete_folder_or_nothing(curated, people, tmp_path
     snap = services.create_snapshot(user=people["boss"])
     out = tmp_path / "export"
     files = services.export_to(snapshot=snap, formats=["jsonl", "parquet"], out=out)
-    assert sorted(p.name for p in out.iterdir()) == ["SHA256SUMS", "card.md", "turns.jsonl", "turns.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "SHA256SUMS",
+        "card.md",
+        "manifest.json",
+        "turns.jsonl",
+        "turns.parquet",
+    ]
     manifest = {f["name"]: f for f in snap.manifest["files"]}
     assert files == [manifest["turns.jsonl"], manifest["turns.parquet"]]
     with pytest.raises(SnapshotError, match="already exists and is not an empty folder"):

@@ -1,0 +1,176 @@
+"""Content gates: what a physician would reject in a draft that every structural gate passes.
+
+- ``placeholder``: a template hole left in a text ("States the Insulin dose ? ", ``None``, ``[]``,
+  ``{...}``, ``{drug}``, ``TODO``, ``N/A``).
+- ``untranslated``: English words in a Chinese text. Latin letters that Chinese clinical text normally
+  keeps are allowed: drug names (the EHR glossary's and the names charted in the session's results),
+  units, abbreviations (INR, PO, BID, NT-proBNP...), codes, formula eponyms, tool names, the literal
+  parameters a write-call rubric item checks, and a record excerpt quoted as such (``原文：“...”``).
+- ``machine_text``: a gold answer that reads like a log line (a tool name, a ``sim-...`` id, "Done with").
+- ``self_rubric``: a gold answer that fails its own turn's ``term`` / ``value_unit`` checks, in English
+  or in Chinese (the checks are those of :mod:`evaluation.judges.rules`, restated here because
+  generation must not import evaluation; a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ehr.fhir import TOOL_NAMES
+from scenarios.generation.latin import LATIN_WORD, strings, untranslated_words
+from scenarios.generation.types import GateFailure, RubricItem, SessionDraft, TurnDraft
+from scenarios.rubric_checks import validate_rubric_check
+
+_PLACEHOLDERS = (
+    (re.compile(r"(?:^|(?<=[\s(（:：=,，]))[?？](?=\s|$|[)）,，;；.。])"), "a lone '?' where a value should be"),
+    (re.compile(r"\bNone\b(?! of)"), "'None'"),
+    (re.compile(r"\b(?:null|nan|NaN|undefined)\b"), "a null value"),
+    (re.compile(r"\[\s*\]|\{\s*\}|\{\.\.\.\}|\(\s*\)|（\s*）"), "an empty list, object or bracket"),
+    (re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}"), "an unfilled template field"),
+    (re.compile(r"\b(?:TODO|TBD|FIXME|XXX)\b"), "a TODO marker"),
+    (re.compile(r"(?<![A-Za-z])N/A(?![A-Za-z])"), "'N/A'"),
+)
+_MACHINE = (
+    (re.compile(r"\bsim-[a-z]+-[0-9a-f]{6,}\b"), "a simulated resource id"),
+    (re.compile(r"\bDone with\b|\(simulated\b|模拟操作"), "a tool log phrase"),
+)
+
+
+def _charted_drug_words(draft: SessionDraft) -> set[str]:
+    """Words of the medication names the session's gold calls returned (as charted, e.g. 'Neb Soln')."""
+    words: set[str] = set()
+    for turn in draft.turns:
+        for step in turn.steps:
+            if not step.tool.startswith("Medication") or not isinstance(step.observation, dict):
+                continue
+            for entry in step.observation.get("entry") or []:
+                concept = (entry.get("resource") or {}).get("medicationCodeableConcept") or {}
+                words |= {w.casefold() for text in strings(concept) for w in LATIN_WORD.findall(text)}
+    return words
+
+
+def _check_literals(item: RubricItem) -> set[str]:
+    """The literal values a write-call item checks: a Chinese rubric may quote them as sent."""
+    check = item.check or {}
+    if check.get("kind") != "write_call":
+        return set()
+    literals = {str(check.get("tool", "")), *map(str, (check.get("params") or {}))}
+    literals |= {str(v) for v in (check.get("params") or {}).values()}
+    return {w.casefold() for text in literals for w in LATIN_WORD.findall(text)}
+
+
+def _zh_texts(turn: TurnDraft) -> Iterator[tuple[str, str, set[str]]]:
+    yield "explicit request", turn.request_explicit_zh, set()
+    yield "implicit request", turn.request_implicit_zh, set()
+    yield "answer", turn.answer_zh, set()
+    for i, r in enumerate(turn.rubric):
+        yield f"rubric {i}", r.text_zh, _check_literals(r)
+
+
+def _all_texts(turn: TurnDraft) -> Iterator[tuple[str, str]]:
+    yield "explicit request", turn.request_explicit_en
+    yield "implicit request", turn.request_implicit_en
+    yield "explicit request (zh)", turn.request_explicit_zh
+    yield "implicit request (zh)", turn.request_implicit_zh
+    yield "answer", turn.answer_en
+    yield "answer (zh)", turn.answer_zh
+    for i, r in enumerate(turn.rubric):
+        yield f"rubric {i}", r.text_en
+        yield f"rubric {i} (zh)", r.text_zh
+
+
+def gate_placeholders(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        for where, text in _all_texts(turn):
+            for pattern, what in _PLACEHOLDERS:
+                if match := pattern.search(text):
+                    snippet = text[max(0, match.start() - 30) : match.end() + 10].strip()
+                    yield GateFailure("placeholder", turn.index, f"{where}: {what} in {snippet!r}")
+
+
+def gate_untranslated(draft: SessionDraft) -> Iterator[GateFailure]:
+    charted = _charted_drug_words(draft)
+    for turn in draft.turns:
+        for where, text, literals in _zh_texts(turn):
+            if words := untranslated_words(text, allowed=charted | literals):
+                message = f"{where}: English in the Chinese text: {' '.join(words)}"
+                yield GateFailure("untranslated", turn.index, message)
+
+
+def gate_machine_text(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        for where, text in (("answer", turn.answer_en), ("answer (zh)", turn.answer_zh)):
+            if tools := [n for n in TOOL_NAMES if n in text]:
+                yield GateFailure("machine_text", turn.index, f"{where}: names the tool {', '.join(tools)}")
+            for pattern, what in _MACHINE:
+                if match := pattern.search(text):
+                    yield GateFailure("machine_text", turn.index, f"{where}: {what} ({match.group()!r})")
+
+
+# --- the rules judge's term / value_unit checks (evaluation.judges.rules), on the gold answer ---------
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
+_SENTENCE_END = re.compile(r"[。；;！？!?\n]|\.(?=\s|$)")
+_UNIT_WINDOW = 6
+
+
+def _squash(text: str) -> str:
+    return "".join(str(text).lower().split())
+
+
+def _decimals(value: float) -> int:
+    text = repr(float(value))
+    return len(text.split(".")[1].rstrip("0")) if "." in text and "e" not in text else 0
+
+
+def _close(number: float, value: float, tolerance: float, places: int) -> bool:
+    return abs(number - value) <= tolerance if tolerance > 0 else round(number, places) == round(value, places)
+
+
+def value_unit_found(*, answer: str, value: float, unit: str, tolerance: float = 0) -> bool:
+    unit_key, places = _squash(unit), _decimals(value)
+    for match in _NUMBER.finditer(answer):
+        number = float(match.group().replace(",", "."))
+        if not (_close(number, value, tolerance, places) or _close(abs(number), abs(value), tolerance, places)):
+            continue
+        if not unit_key or _squash(answer[match.end() : match.end() + len(unit) + _UNIT_WINDOW]).startswith(unit_key):
+            return True
+        left = max((m.end() for m in _SENTENCE_END.finditer(answer, 0, match.start())), default=0)
+        right = next((m.start() for m in _SENTENCE_END.finditer(answer, match.end())), len(answer))
+        if unit_key in _squash(answer[left:right]):
+            return True
+    return False
+
+
+def check_passes(*, check: dict[str, Any], answer: str) -> bool | None:
+    """Whether ``answer`` passes a ``term`` / ``value_unit`` check; None for the other kinds and for a
+    malformed check (gate_rubric names it)."""
+    try:
+        validate_rubric_check(check)
+    except ValueError:
+        return None
+    if check.get("kind") == "value_unit":
+        return value_unit_found(
+            answer=answer, value=check["value"], unit=check["unit"], tolerance=check.get("tolerance", 0)
+        )
+    if check.get("kind") == "term":
+        low = answer.lower()
+        return any(p.lower() in low for p in [*check["en"], *check["zh"]])
+    return None
+
+
+def gate_self_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
+    for turn in draft.turns:
+        for i, r in enumerate(turn.rubric):
+            if not isinstance(r.check, dict):
+                continue
+            for lang, answer in (("en", turn.answer_en), ("zh", turn.answer_zh)):
+                if check_passes(check=r.check, answer=answer) is False:
+                    yield GateFailure(
+                        "self_rubric", turn.index, f"rubric {i} ({r.text_en!r}): the {lang} gold answer fails its check"
+                    )
+
+
+CONTENT_GATES = (gate_placeholders, gate_untranslated, gate_machine_text, gate_self_rubric)
