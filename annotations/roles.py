@@ -29,3 +29,17 @@ def is_adjudicator(user: Any) -> bool:
 def has_role(user: Any) -> bool:
     """Reviewers, adjudicators and admins; a signed-in user in none of the groups has no access (physreview.access)."""
     return is_adjudicator(user) or REVIEWER in _groups(user)
+
+
+def start_page_for(user: Any) -> str | None:
+    """Where ``user`` lands after login (``/``): admins on the dashboard, adjudicators on the adjudication
+    queue, reviewers on their review queue; None for a user with no role (the start page says so)."""
+    from django.urls import reverse  # not at import: physreview.access imports this module early
+
+    if is_admin(user):
+        return reverse("annotations:dashboard")
+    if is_adjudicator(user):
+        return reverse("annotations:queue") + "#adjudication-queue"
+    if has_role(user):
+        return reverse("annotations:queue")
+    return None

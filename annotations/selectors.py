@@ -6,12 +6,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, F, Func, JSONField, Q, QuerySet, Value
+from django.db.models import Count, Func, JSONField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTransform
 
 from annotations import agreement
+from annotations.blind import review_visibility
 from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
-from annotations.roles import is_adjudicator
 from scenarios.models import Turn
 
 # Large JSON columns of a session (and turn) that turn listings never show: decoding them for every
@@ -49,34 +49,8 @@ def all_submitted(*, turn: Turn) -> bool:
 
 
 def visible_reviews(*, turn: Turn, user: Any) -> list[Review]:
-    """The reviews of ``turn`` that ``user`` may see.
-
-    Adjudicators and admins see all. A reviewer sees their own review, and the others only once every
-    assigned review has been submitted (blind double review). Anyone else sees nothing.
-    """
+    """The reviews of ``turn`` that ``user`` may see (the blind-review rule of :mod:`annotations.blind`)."""
     return review_visibility(turn=turn, user=user)[0]
-
-
-def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:
-    """``(visible_reviews(...), whether user is assigned to the turn's session)``; the second is None
-    for adjudicators and admins, whose visibility does not depend on it (not looked up)."""
-    reviews = (
-        Review.objects.filter(turn=turn)
-        .select_related("reviewer")
-        .order_by(F("submitted_at").asc(nulls_last=True), "pk")
-    )
-    if is_adjudicator(user):
-        return list(reviews), None
-    # Two queries (assignments, reviews) instead of four: the review screen calls this on every load.
-    assigned = set(
-        Assignment.objects.filter(session_id=turn.session_id).order_by().values_list("reviewer_id", flat=True)
-    )
-    if user.pk not in assigned:
-        return [], False
-    reviews = list(reviews)
-    if assigned <= {r.reviewer_id for r in reviews if r.submitted}:  # same rule as all_submitted()
-        return reviews, True
-    return [r for r in reviews if r.reviewer_id == user.pk], True
 
 
 def review_queue(*, user: Any) -> QuerySet[Turn]:
@@ -205,3 +179,13 @@ def guideline_for(*, language: str) -> Guideline | None:
     wanted = list(dict.fromkeys([code, code.split("-")[0], "zh-hans" if code.startswith("zh") else "en", "en"]))
     rows = {g.language.lower(): g for g in Guideline.objects.filter(language__in=wanted)}
     return next((rows[c] for c in wanted if c in rows), None)
+
+
+def done_reviews(*, user: Any) -> QuerySet[Review]:
+    """The user's submitted reviews, newest first (the "done" list), with their turns and sessions."""
+    return (
+        Review.objects.filter(reviewer_id=user.pk, submitted_at__isnull=False)
+        .select_related("turn__session")
+        .defer(*(f"turn__{name}" for name in LISTING_DEFERRED), "base_content", "proposed")
+        .order_by("-submitted_at")
+    )

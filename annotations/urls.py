@@ -6,9 +6,11 @@ app_name = "annotations"
 
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("done/", views.done, name="done"),  # the reviewer's submitted turns
     path("turns/<int:pk>/", views.review_turn, name="turn"),
     path("turns/<int:pk>/approve/", views.approve, name="approve"),
     path("turns/<int:pk>/reject/", views.reject, name="reject"),
+    path("turns/<int:pk>/undo/", views.undo, name="undo"),  # withdraw a just-submitted review
     path("turns/<int:pk>/comment/", views.comment, name="comment"),
     path("turns/<int:pk>/edit/", views.edit, name="edit"),
     path("turns/<int:pk>/raw/", views.step_raw, name="step_raw"),  # ?step=<idx>: a step's raw observation

@@ -233,7 +233,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "ehr:patient_list"
+LOGIN_REDIRECT_URL = "home"  # annotations.views.start: each role's own start page
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"

@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import RedirectView
 
+from annotations.views import start as start_views
 from physreview.throttle import ThrottledLoginView
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="ehr:patient_list", permanent=False), name="home"),
+    path("", start_views.home, name="home"),  # each role's start page (annotations.roles.start_page_for)
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -1,10 +1,14 @@
 """Admin: runs, sessions with their turns inline, turns with gold steps and rubric items inline.
 
-Editing and review happen in the review app; the admin is for looking things up and small fixes.
+Editing and review happen in the review app; turns, gold steps and rubric items are view-only here
+(an admin save would bypass versioning and revisions).
 """
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.text import Truncator
+from django.utils.translation import gettext_lazy as _
 
 from scenarios.models import GenerationRun, GoldStep, RubricItem, Session, Turn
 
@@ -39,9 +43,24 @@ class SessionAdmin(admin.ModelAdmin):
     inlines = [TurnInline]
 
 
-class GoldStepInline(admin.TabularInline):
-    model = GoldStep
+class _ViewOnlyInline(admin.TabularInline):
+    """Gold steps and rubric items are turn content: changed only through the review services."""
+
     extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class GoldStepInline(_ViewOnlyInline):
+    model = GoldStep
     fields = ("idx", "tool", "arguments", "dependency_list", "observation_preview")
     readonly_fields = ("observation_preview",)
 
@@ -50,19 +69,37 @@ class GoldStepInline(admin.TabularInline):
         return _short(str(obj.observation), 160)
 
 
-class RubricItemInline(admin.TabularInline):
+class RubricItemInline(_ViewOnlyInline):
     model = RubricItem
-    extra = 0
     fields = ("idx", "text_en", "text_zh", "is_safety", "safety_inferred", "machine_check")
 
 
 @admin.register(Turn)
 class TurnAdmin(admin.ModelAdmin):
+    """View-only: an edit here would change the turn without a version bump or a revision, under the
+    reviewers' feet. Content changes go through the review screen (annotations.services.edits)."""
+
     list_display = ("__str__", "task_type", "subtype", "tool_source", "status", "version")
     list_filter = ("task_type", "subtype", "tool_source", "status")
     search_fields = ("session__record_id", "request_explicit_en", "request_implicit_en")
     raw_id_fields = ("session",)
     inlines = [GoldStepInline, RubricItemInline]
+    readonly_fields = ("edit_on_review_screen",)
+
+    @admin.display(description=_("Edit"))
+    def edit_on_review_screen(self, obj: Turn) -> str:
+        url = reverse("annotations:turn", args=[obj.pk])
+        note = _("Turn content is read-only here: edit it on the review screen, which keeps versions and history.")
+        return format_html('{} <a href="{}">{}</a>', note, url, _("Open the review screen"))
+
+    def get_fields(self, request, obj=None):
+        return ["edit_on_review_screen", *(f.name for f in Turn._meta.concrete_fields if f.name != "id")]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(GenerationRun)

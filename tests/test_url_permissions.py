@@ -52,7 +52,14 @@ ROLE_ONLY = 403  # a signed-in user with no role (physreview.access: Rule.ROLE a
 # a session nobody is assigned to (in draft); "admission" = an admission of the demo cohort; the eval
 # turns are results of a run on those two sessions.
 APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
-    ("home", None): (("redirect", "/ehr/patients/"),) * 5,
+    # Each role's start page (annotations.roles.start_page_for); a user with no role is told so (200).
+    ("home", None): (
+        LOGIN,
+        200,
+        ("redirect", "/review/"),
+        ("redirect", "/review/#adjudication-queue"),
+        ("redirect", "/review/dashboard/"),
+    ),
     ("login", None): (200, 200, 200, 200, 200),
     ("logout", None): (405, 405, 405, 405, 405),  # POST only
     ("set_language", None): (("redirect", "/"),) * 5,  # a GET changes nothing and goes back (POST sets it)
@@ -70,6 +77,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("annotations:history", "assigned"): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("annotations:history", "unassigned"): (LOGIN, ROLE_ONLY, 404, 200, 200),
     ("annotations:dashboard", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
+    ("annotations:done", None): (LOGIN, ROLE_ONLY, 200, 200, 200),  # the user's own submitted reviews
+    **{("annotations:undo", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},  # POST only
     ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 403, 200),  # staff only
     # REST API: 401 instead of the login page; the same object visibility as the review screens (404).
     ("api:api-root", None): (401, ROLE_ONLY, 200, 200, 200),
@@ -118,6 +127,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
 POST_EXPECTED: dict[str, tuple] = {
     **{name: (LOGIN, ROLE_ONLY, 404, 200, 200) for name in ACTIONS},  # adjudicators get a banner (or a comment)
     "annotations:adjudicate": (LOGIN, ROLE_ONLY, 404, 200, 200),  # banner: the turn does not need adjudication
+    # Nothing of theirs to withdraw: back to the done list with the reason.
+    "annotations:undo": (LOGIN, ROLE_ONLY, 404, ("redirect", "/review/done/"), ("redirect", "/review/done/")),
     # API: 404 before the body is read; this form post is then refused (the API takes JSON only).
     **{f"api:turn-{a}": (401, ROLE_ONLY, 404, 415, 415) for a in API_ACTIONS},
 }

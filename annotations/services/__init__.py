@@ -3,13 +3,14 @@
 from annotations.services.adjudication import adjudicate
 from annotations.services.assignment import assign, distribute
 from annotations.services.comments import add_comment
-from annotations.services.edits import merge, pending_conflicts, save_turn_edit
-from annotations.services.errors import Conflict, InvalidState, LeaseHeld, PermissionDenied
+from annotations.services.edits import merge, pending_conflicts, save_turn_edit, unapplied
+from annotations.services.errors import Conflict, DraftConflict, InvalidState, LeaseHeld, PermissionDenied
 from annotations.services.leases import acquire_lease, release, renew
 from annotations.services.reviews import save_draft_review, submit_review
 
 __all__ = [
     "Conflict",
+    "DraftConflict",
     "InvalidState",
     "LeaseHeld",
     "PermissionDenied",
@@ -25,4 +26,5 @@ __all__ = [
     "save_draft_review",
     "save_turn_edit",
     "submit_review",
+    "unapplied",
 ]

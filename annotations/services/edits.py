@@ -6,6 +6,7 @@ the turn itself and are for adjudicators and admins.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -76,7 +77,14 @@ def _store_conflict(*, turn: Turn, user: Any, mine: dict[str, Any], base_version
 
 
 def _save(
-    *, turn: Turn, user: Any, changes: dict[str, Any], base_version: int, kind: str, reason: str
+    *,
+    turn: Turn,
+    user: Any,
+    changes: dict[str, Any],
+    base_version: int,
+    kind: str,
+    reason: str,
+    settled: Iterable[str] = (),
 ) -> tuple[Turn, list[Revision], list[dict[str, Any]]]:
     if not is_adjudicator(user):
         raise PermissionDenied("only adjudicators and admins edit a turn directly; reviewers propose edits in a review")
@@ -94,8 +102,11 @@ def _save(
                 turn=locked, content=mine, author=user, kind=kind, reason=reason, base_version=base_version
             )
             if kind == RevisionKind.MERGE:
+                # Only the fields this merge wrote or explicitly settled: another field's stale value
+                # stays pending (shown again on the review screen), not silently marked merged.
+                fields = {r.field for r in revisions} | set(settled)
                 Revision.objects.filter(
-                    turn=locked, author=user, kind=RevisionKind.CONFLICT, resolved_at__isnull=True
+                    turn=locked, author=user, kind=RevisionKind.CONFLICT, resolved_at__isnull=True, field__in=fields
                 ).update(resolved_at=timezone.now())
     if conflict is not None:
         raise conflict
@@ -120,13 +131,26 @@ def save_turn_edit(
 
 
 def merge(
-    *, turn: Turn, user: Any, changes: dict[str, Any], base_version: int, reason: str = "merge"
+    *,
+    turn: Turn,
+    user: Any,
+    changes: dict[str, Any],
+    base_version: int,
+    reason: str = "merge",
+    settled: Iterable[str] = (),
 ) -> tuple[Turn, list[Revision], list[dict[str, Any]]]:
     """Save the user's merged text on top of the current version (``base_version`` = the version the
-    Conflict reported) and mark the user's open conflicts on this turn resolved. Same locking and
-    conflict rules as :func:`save_turn_edit` (someone may have saved again meanwhile)."""
+    Conflict reported) and mark resolved the user's open conflicts on the fields the merge changed,
+    plus ``settled`` (flattened fields the user decided on, e.g. kept the current text). Other open
+    conflicts stay pending. Same locking and conflict rules as :func:`save_turn_edit`."""
     return _save(
-        turn=turn, user=user, changes=changes, base_version=base_version, kind=RevisionKind.MERGE, reason=reason
+        turn=turn,
+        user=user,
+        changes=changes,
+        base_version=base_version,
+        kind=RevisionKind.MERGE,
+        reason=reason,
+        settled=settled,
     )
 
 
@@ -134,3 +158,33 @@ def pending_conflicts(*, turn: Turn, user: Any) -> dict[str, Any]:
     """The user's unmerged stale values per field (latest wins): what a reopened editor restores."""
     rows = Revision.objects.filter(turn=turn, author=user, kind=RevisionKind.CONFLICT, resolved_at__isnull=True)
     return {r.field: r.after for r in rows.order_by("created", "pk")}
+
+
+def unapplied(*, turn: Turn, user: Any) -> Conflict | None:
+    """The user's pending conflicts on ``turn`` as a Conflict against the current content (what the
+    review screen offers to merge on reopening), or None when there are none."""
+    rows = list(
+        Revision.objects.filter(turn=turn, author=user, kind=RevisionKind.CONFLICT, resolved_at__isnull=True).order_by(
+            "created", "pk"
+        )
+    )
+    if not rows:
+        return None
+    current = tc.snapshot(turn=turn)
+    pending = {r.field: r.after for r in rows}  # latest wins
+    flat = tc.flatten(current)
+    diffs = [diff_field(name, flat.get(name), after) for name, after in pending.items() if flat.get(name) != after]
+    if not diffs:
+        return None
+    try:
+        mine = tc.apply_flat(base=current, flat={d.field: pending[d.field] for d in diffs})
+    except tc.InvalidContent:  # e.g. a step that no longer exists: the diffs still show the values
+        mine = current
+    return Conflict(
+        base_version=min(r.base_version or turn.version for r in rows),
+        current_version=turn.version,
+        mine=mine,
+        current=current,
+        diffs=diffs,
+        revision_ids=[r.pk for r in rows],
+    )

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 
 from annotations.diffs import FieldDiff
 
-__all__ = ["Conflict", "InvalidState", "LeaseHeld", "PermissionDenied"]
+__all__ = ["Conflict", "DraftConflict", "InvalidState", "LeaseHeld", "PermissionDenied"]
 
 
 class LeaseHeld(Exception):
@@ -46,4 +46,18 @@ class Conflict(Exception):
         return (
             f"the turn changed since version {self.base_version} (now {self.current_version}); "
             f"{len(self.diffs)} field(s) of yours are kept for merging"
+        )
+
+
+class DraftConflict(Conflict):
+    """A reviewer's draft save from a screen showing an older state of the same draft (another tab
+    saved since): ``current`` is the newer draft, ``mine`` the stale screen's values laid over it.
+    Nothing is stored; the screen offers the merge."""
+
+    is_draft = True  # templates: the merge form carries the draft token
+
+    def __str__(self) -> str:
+        return (
+            "your draft was saved elsewhere (another tab?) since this page showed it; "
+            f"{len(self.diffs)} field(s) to merge"
         )

@@ -8,11 +8,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotations import content as tc
-from annotations.diffs import diff_content
+from annotations.diffs import diff_content, diff_field
 from annotations.models import Assignment, Decision, RejectReason, Review, Revision, RevisionKind, TurnState
 from annotations.selectors import all_submitted, assigned_reviews
-from annotations.services.errors import Conflict, InvalidState, PermissionDenied
+from annotations.services.errors import Conflict, DraftConflict, InvalidState, PermissionDenied
 from annotations.services.gates import turn_warnings
+from annotations.services.retry import retry_locked
 from annotations.signals import turn_finalised
 from scenarios.models import Turn
 
@@ -39,6 +40,32 @@ def _validate_decision(decision: str, reject_reason: str) -> None:
         raise ValueError("a rejection needs a reject_reason")
 
 
+def current_token(review: Review | None) -> str:
+    """Identifies the state of a draft a screen shows: it changes with every save of the review."""
+    return review.updated.isoformat() if review is not None and review.pk and review.updated else ""
+
+
+def _stale_draft(review: Review | None, token: str | None, proposed: dict[str, Any] | None) -> None:
+    """The same reviewer saved the draft elsewhere (another tab) since ``token`` was shown: the fields
+    this save would change are a :class:`DraftConflict`, not a silent overwrite."""
+    if token is None or not proposed or token == current_token(review):
+        return
+    current = (review.proposed or review.base_content) if review is not None else {}
+    if not current:
+        return
+    mine = tc.apply_changes(base=current, changes=proposed)
+    changes = tc.changed_fields(before=current, after=mine)
+    if changes:
+        raise DraftConflict(
+            base_version=review.base_version,
+            current_version=review.base_version,
+            mine=mine,
+            current=current,
+            diffs=[diff_field(name, old, new) for name, old, new in changes],
+        )
+
+
+@retry_locked
 @transaction.atomic
 def save_draft_review(
     *,
@@ -50,20 +77,25 @@ def save_draft_review(
     reason: str = "",
     base_version: int | None = None,
     is_demo: bool = False,
+    draft_token: str | None = None,
 ) -> Review:
     """Store the reviewer's unfinished work (not submitted, invisible to others).
 
     ``proposed`` is a change set (see annotations.content) laid over the reviewer's earlier proposal,
     so saving again never drops earlier edits; send a field's original value to undo it. The review
-    keeps the full proposed snapshot and the single-turn gate warnings. Locks the reviewer's review
-    row (``select_for_update``).
+    keeps the full proposed snapshot and the single-turn gate warnings. ``draft_token`` (see
+    :func:`current_token`): the draft the caller's screen showed; if the draft was saved since, a change
+    raises :class:`DraftConflict` (nothing stored). Locks the turn row (``select_for_update``), so two
+    first saves of the turn serialise instead of both inserting (SQLite: retried when locked).
     """
     _check_reviewer(turn, reviewer)
     if decision != Decision.PENDING:
         _validate_decision(decision, reject_reason)
+    Turn.objects.select_for_update().only("pk").get(pk=turn.pk)
     review = Review.objects.select_for_update().filter(turn=turn, reviewer=reviewer).first()
     if review is not None and review.submitted:
         raise InvalidState("this review was already submitted")
+    _stale_draft(review, draft_token, proposed)
     current = tc.snapshot(turn=turn)
     if review is None:
         review = Review(turn=turn, reviewer=reviewer, base_content=current, base_version=turn.version)
@@ -93,6 +125,7 @@ def submit_review(
     proposed: dict[str, Any] | None = None,
     base_version: int,
     is_demo: bool = False,
+    draft_token: str | None = None,
 ) -> tuple[Review, list[dict[str, Any]]]:
     """Submit the reviewer's decision and proposed edits; returns ``(review, gate_warnings)``.
 
@@ -114,27 +147,33 @@ def submit_review(
         reason=reason,
         base_version=base_version,
         is_demo=is_demo,
+        draft_token=draft_token,
     )
-    with transaction.atomic():
-        locked = Turn.objects.select_for_update().get(pk=turn.pk)
-        review = Review.objects.select_for_update().get(pk=draft.pk)
-        if review.submitted:
-            raise InvalidState("this review was already submitted")
-        if locked.status not in REVIEWABLE:
-            raise InvalidState(f"turn is {locked.status}: reviews are closed")
-        if base_version != locked.version and review.has_edits:
-            current = tc.snapshot(turn=locked)
-            raise Conflict(
-                base_version=base_version,
-                current_version=locked.version,
-                mine=review.proposed,
-                current=current,
-                diffs=diff_content(current, review.proposed),
-            )
-        review.submitted_at = timezone.now()
-        review.save(update_fields=["submitted_at", "updated"])
-        finalise(turn=locked)
-    turn.refresh_from_db(fields=["status", "version"])
+    return _submit(turn=turn, draft=draft, base_version=base_version)
+
+
+@retry_locked
+@transaction.atomic
+def _submit(*, turn: Turn, draft: Review, base_version: int) -> tuple[Review, list[dict[str, Any]]]:
+    locked = Turn.objects.select_for_update().get(pk=turn.pk)
+    review = Review.objects.select_for_update().get(pk=draft.pk)
+    if review.submitted:
+        raise InvalidState("this review was already submitted")
+    if locked.status not in REVIEWABLE:
+        raise InvalidState(f"turn is {locked.status}: reviews are closed")
+    if base_version != locked.version and review.has_edits:
+        current = tc.snapshot(turn=locked)
+        raise Conflict(
+            base_version=base_version,
+            current_version=locked.version,
+            mine=review.proposed,
+            current=current,
+            diffs=diff_content(current, review.proposed),
+        )
+    review.submitted_at = timezone.now()
+    review.save(update_fields=["submitted_at", "updated"])
+    finalise(turn=locked)
+    turn.status, turn.version = locked.status, locked.version
     return review, review.gate_warnings
 
 
@@ -180,3 +219,37 @@ def set_status(*, turn: Turn, status: str, reason: str, author: Any | None = Non
     if status in (TurnState.APPROVED, TurnState.REJECTED):
         turn_id = turn.pk
         transaction.on_commit(lambda: turn_finalised.send(sender=Turn, turn_id=turn_id, status=status))
+
+
+# How long after submitting a reviewer may take the decision back ("Undo" after `a`).
+UNDO_SECONDS = 60
+
+
+def undo_blocker(*, review: Review, turn_status: str, now: Any = None) -> str:
+    """Why ``review``'s submission can no longer be withdrawn ("" when it can): past the undo window,
+    or the co-review is in / the turn was adjudicated (others have acted on this decision)."""
+    if review.submitted_at is None:
+        return "this review is not submitted: nothing to undo"
+    if ((now or timezone.now()) - review.submitted_at).total_seconds() > UNDO_SECONDS:
+        return f"too late to undo: a submission can be withdrawn for {UNDO_SECONDS} seconds"
+    if turn_status not in REVIEWABLE or review.turn.adjudications.exists():
+        return "the decision can no longer be withdrawn: every review is in and the turn was decided"
+    return ""
+
+
+@retry_locked
+@transaction.atomic
+def undo_submission(*, turn: Turn, reviewer: Any) -> Review:
+    """Withdraw the reviewer's just-submitted review: it becomes their draft again (decision pending, edits
+    kept). Only within :data:`UNDO_SECONDS` and while the turn is still in review (no co-review completed
+    it, no adjudication). Locks the turn row (``select_for_update``); raises :class:`InvalidState`."""
+    locked = Turn.objects.select_for_update().get(pk=turn.pk)
+    review = Review.objects.select_for_update().filter(turn=locked, reviewer_id=reviewer.pk).first()
+    if review is None:
+        raise InvalidState("you have no review of this turn: nothing to undo")
+    if why := undo_blocker(review=review, turn_status=locked.status):
+        raise InvalidState(why)
+    review.submitted_at = None
+    review.decision, review.reject_reason = Decision.PENDING, ""
+    review.save(update_fields=["submitted_at", "decision", "reject_reason", "updated"])
+    return review

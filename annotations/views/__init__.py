@@ -8,17 +8,21 @@ swap 4xx responses).
 from annotations.views.actions import approve, comment, edit, merge, reject
 from annotations.views.adjudication import adjudicate
 from annotations.views.dashboard import dashboard
+from annotations.views.done import done, undo
 from annotations.views.history import history
 from annotations.views.leases import lease, release_lease
 from annotations.views.review import queue, review_turn, step_raw
+from annotations.views.start import home
 
 __all__ = [
     "adjudicate",
     "approve",
     "comment",
     "dashboard",
+    "done",
     "edit",
     "history",
+    "home",
     "lease",
     "merge",
     "queue",
@@ -26,4 +30,5 @@ __all__ = [
     "release_lease",
     "review_turn",
     "step_raw",
+    "undo",
 ]

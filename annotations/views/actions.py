@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
@@ -17,25 +18,28 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotations import blind, services
 from annotations import content as tc
-from annotations import services
-from annotations.models import Comment, Decision, Review
+from annotations.models import Decision, Review
 from annotations.roles import is_adjudicator
+from annotations.services.retry import Busy
 from annotations.services.reviews import is_assigned
 from annotations.steps import rerun_step
 from annotations.views.common import posted_version, turn_for
+from annotations.views.done import next_queued
 from annotations.views.editor_form import changes_from_post, merged_from_post
 from annotations.views.panel import render_actions
 from scenarios.models import Turn
 
-ERRORS = (services.PermissionDenied, services.InvalidState, ValueError)
+SUBMITTED_TAG = "review-submitted"
+ERRORS = (services.PermissionDenied, services.InvalidState, ValueError, Busy)
 
 
 def _reviewer_conflict(turn: Turn, user: Any, conflict: services.Conflict) -> services.Conflict:
     """Keep only the fields the reviewer changed: the rest of their proposal is the old base, and
     offering it for merging would undo someone else's edit."""
     review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
-    if review is not None:
+    if review is not None and not isinstance(conflict, services.DraftConflict):
         mine = {name for name, _old, _new in tc.changed_fields(before=review.base_content, after=review.proposed)}
         conflict.diffs = [d for d in conflict.diffs if d.field in mine]
     return conflict
@@ -57,7 +61,16 @@ def _submit(request: HttpRequest, turn: Turn, *, base_version: int, **kwargs: An
         )
     except ERRORS as exc:
         return render_actions(request, turn, error=str(exc))
-    return render_actions(request, turn, message=_("Review submitted."), warnings=warnings)
+    response = render_actions(request, turn, message=_("Review submitted."), warnings=warnings)
+    if request.headers.get("HX-Request") and kwargs.get("decision") == Decision.APPROVE and request.POST.get("advance"):
+        # `a`: on to the next queued turn, which offers "Undo" for a short while (views.done).
+        response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
+    elif request.headers.get("HX-Request"):
+        # The whole screen changed (status, reviews, the draft is gone): htmx reloads the page, which
+        # shows this message in the panel again (review.views.review_turn reads it).
+        messages.success(request, _("Review submitted."), extra_tags=SUBMITTED_TAG)
+        response["HX-Refresh"] = "true"
+    return response
 
 
 @login_required
@@ -98,7 +111,7 @@ def comment(request: HttpRequest, pk: int) -> HttpResponse:
         context["comment_message"] = _("Comment added.")
     except (services.PermissionDenied, ValueError) as exc:
         context["comment_error"] = str(exc)
-    context["comments"] = list(Comment.objects.filter(turn=turn).select_related("author"))
+    context["comments"] = blind.visible_comments(turn=turn, user=request.user)
     return render(request, "annotations/_comments.html", context)
 
 
@@ -133,9 +146,17 @@ def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResp
         prefetch_related_objects([turn], "steps", "rubric_items")
     review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
     changes = changes_from_post(request.POST, start=_draft_start(turn, review, base_version))
+    token = request.POST.get("draft_token")  # the draft this tab shows (None: an old page, no check)
     if request.POST.get("submit_edit"):
-        return _submit(request, turn, base_version=base_version, decision=Decision.APPROVE, proposed=changes)
-    review = services.save_draft_review(turn=turn, reviewer=request.user, proposed=changes, base_version=base_version)
+        return _submit(
+            request, turn, base_version=base_version, decision=Decision.APPROVE, proposed=changes, draft_token=token
+        )
+    try:
+        review = services.save_draft_review(
+            turn=turn, reviewer=request.user, proposed=changes, base_version=base_version, draft_token=token
+        )
+    except services.DraftConflict as conflict:
+        return render_actions(request, turn, error=str(conflict), conflict=conflict)
     return render_actions(
         request,
         turn,
@@ -205,10 +226,17 @@ def merge(request: HttpRequest, pk: int) -> HttpResponse:
     turn = turn_for(request, pk)
     base_version = posted_version(request)
     try:
-        merged = merged_from_post(request.POST, base=tc.snapshot(turn=turn))
         if is_assigned(turn=turn, user=request.user):
+            token = request.POST.get("draft_token")
+            if token is not None:  # a draft conflict (another tab): merged over the newer draft
+                draft = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
+                start = (draft.proposed or draft.base_content) if draft else tc.snapshot(turn=turn)
+                merged = tc.changes_between(base=start, proposed=merged_from_post(request.POST, base=start))
+                base_version = draft.base_version if draft else base_version
+            else:
+                merged = merged_from_post(request.POST, base=tc.snapshot(turn=turn))
             review = services.save_draft_review(
-                turn=turn, reviewer=request.user, proposed=merged, base_version=base_version
+                turn=turn, reviewer=request.user, proposed=merged, base_version=base_version, draft_token=token
             )
             decision = request.POST.get("decision", "")
             if decision in (Decision.APPROVE, Decision.REJECT):
@@ -225,12 +253,15 @@ def merge(request: HttpRequest, pk: int) -> HttpResponse:
             )
         if not is_adjudicator(request.user):
             raise services.PermissionDenied(_("you may not edit this turn"))
+        merged = merged_from_post(request.POST, base=tc.snapshot(turn=turn))
         current = tc.snapshot(turn=turn)
         turn, _revisions, warnings = services.merge(
             turn=turn,
             user=request.user,
             changes=tc.changes_between(base=current, proposed=merged),
             base_version=base_version,
+            # The fields of the merge form: decided on, even where the user kept the current text.
+            settled=[key.removeprefix("merge-") for key in request.POST if key.startswith("merge-")],
         )
     except services.Conflict as conflict:
         return render_actions(request, turn, error=str(conflict), conflict=conflict)

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 
-from annotations import agreement, selectors
+from annotations import agreement, blind, selectors
 from annotations.models import RejectReason, TurnState
 from annotations.roles import is_adjudicator
 from scenarios.models import Scenario
@@ -60,17 +60,21 @@ def _agreement_sections(user: Any, *, everyone: bool) -> list[dict[str, Any]]:
     me = user.get_username()
     sections = []
     for key, title in (("decisions", _("Decisions (approve/reject)")), ("rubric", _("Rubric items (keep/drop)"))):
-        pairs = [
-            {
-                "a": p.rater_a,
-                "b": p.rater_b,
-                "n": p.n,
-                "percent": agreement.format_statistic(p.percent, percent=True),
-                "kappa": agreement.format_statistic(p.kappa),
-            }
-            for p in stats[key]["pairs"]
-            if everyone or me in (p.rater_a, p.rater_b)
-        ]
+        mine = [p for p in stats[key]["pairs"] if everyone or me in (p.rater_a, p.rater_b)]
+        pairs = []
+        for i, p in enumerate(mine, start=1):
+            a, b = p.rater_a, p.rater_b
+            if not everyone:  # blind review: a reviewer's partners stay unnamed
+                a, b = me, blind.partner_label(index=i, count=len(mine))
+            pairs.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "n": p.n,
+                    "percent": agreement.format_statistic(p.percent, percent=True),
+                    "kappa": agreement.format_statistic(p.kappa),
+                }
+            )
         alpha = agreement.format_statistic(stats[key]["alpha"]) if everyone else None
         sections.append({"key": key, "title": title, "units": stats[key]["units"], "pairs": pairs, "alpha": alpha})
     return sections

@@ -8,22 +8,28 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from annotations import blind, services
 from annotations import content as tc
-from annotations import services
-from annotations.models import Comment, Lease, RejectReason, Review
+from annotations.models import Lease, RejectReason, Review
 from annotations.roles import is_adjudicator
-from annotations.services.reviews import is_assigned
+from annotations.services.reviews import current_token, is_assigned
 from annotations.views.editor_form import editor_fields
 from scenarios.models import Turn
 
 
-def lease_context(*, turn: Turn, user: Any, lease: Lease | bool | None = False) -> dict[str, Any]:
-    """``lease_state``: ``mine`` (renewed by a heartbeat), ``other`` (someone else's live lease) or ``none``."""
+def lease_context(
+    *, turn: Turn, user: Any, lease: Lease | bool | None = False, hidden: set[int] | None = None
+) -> dict[str, Any]:
+    """``lease_state``: ``mine`` (renewed by a heartbeat), ``other`` (someone else's live lease) or ``none``;
+    ``lease_holder``: the holder's name as the user may see it (blind review: "another reviewer")."""
     if lease is False:
         lease = Lease.objects.select_related("holder").filter(turn=turn).first()
     if lease is None or not lease.live(now=timezone.now()):
         return {"lease": None, "lease_state": "none"}
-    return {"lease": lease, "lease_state": "mine" if lease.holder_id == user.pk else "other"}
+    if lease.holder_id == user.pk:
+        return {"lease": lease, "lease_state": "mine", "lease_holder": user.get_username()}
+    holder = blind.user_label(turn=turn, viewer=user, other=lease.holder, hidden=hidden)
+    return {"lease": lease, "lease_state": "other", "lease_holder": holder}
 
 
 def actions_context(
@@ -42,6 +48,7 @@ def actions_context(
     can_review = is_assigned(turn=turn, user=user) if assigned is None else assigned
     if my_review is None and can_review and not review_known:
         my_review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
+    hidden = blind.hidden_users(turn=turn, user=user)  # once for comments and the lease banner
     current = tc.snapshot(turn=turn)
     drafting = bool(can_review and my_review and my_review.proposed and not my_review.submitted)
     shown = my_review.proposed if drafting else current
@@ -57,14 +64,18 @@ def actions_context(
         "my_review": my_review,
         "editor": editor_fields(shown),
         "editor_base_version": base_version,
+        "draft_token": current_token(my_review) if can_review else "",
         "stale_draft": drafting and base_version != turn.version,
         "editor_open": editable and wants_open,
         "reject_reasons": RejectReason.choices,
-        "comments": list(Comment.objects.filter(turn=turn).select_related("author")),
+        "comments": blind.visible_comments(turn=turn, user=user, hidden=hidden),
         **extra,
     }
+    if direct_edit and not context.get("conflict"):
+        # Stale saves of the user's not merged yet: offered again on every reopening.
+        context["pending_conflict"] = services.unapplied(turn=turn, user=user)
     if "lease_state" not in context:
-        context.update(lease_context(turn=turn, user=user))
+        context.update(lease_context(turn=turn, user=user, hidden=hidden))
     # An editor that comes back open (warnings, conflict, error) keeps its lease: take it on load, renew it.
     context["lease_trigger"] = "load, every 30s" if context["editor_open"] else ""
     return context

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -16,6 +17,7 @@ from annotations import selectors
 from annotations.roles import is_adjudicator
 from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import SESSION_JSON, TURN_JSON, turn_for, visible_turns
+from annotations.views.done import undo_offer
 from annotations.views.panel import actions_context
 from ehr.selectors import admission_evidence, admission_header
 from scenarios.models import GoldStep, Turn
@@ -31,7 +33,11 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotations/queue.html",
-        {"turns": list(selectors.review_queue(user=request.user)), "adjudication": adjudication},
+        {
+            "turns": list(selectors.review_queue(user=request.user)),
+            "adjudication": adjudication,
+            **undo_offer(request),
+        },
     )
 
 
@@ -77,6 +83,9 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     reviews, assigned = selectors.review_visibility(turn=turn, user=request.user)
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
     my_review = next((r for r in reviews if r.reviewer_id == request.user.pk), None)
+    # A submission from this screen reloads it (HX-Refresh): its message and warnings are shown again.
+    flash = [str(m) for m in messages.get_messages(request) if m.extra_tags == "review-submitted"]
+    after_submit = {"message": flash[-1], "warnings": my_review.gate_warnings if my_review else []} if flash else {}
     context = {
         "session": session,
         "earlier": earlier,
@@ -96,7 +105,8 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
         "evidence": SimpleLazyObject(
             lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)
         ),
-        **actions_context(request, turn, my_review=my_review, assigned=assigned, review_known=True),
+        **undo_offer(request),
+        **actions_context(request, turn, my_review=my_review, assigned=assigned, review_known=True, **after_submit),
     }
     return render(request, "annotations/review.html", context)
 

@@ -115,12 +115,21 @@ def check_value_unit(*, answer: str, value: float, unit: str, tolerance: float =
     return False, f"no {value} {unit} (±{tolerance}) in the answer"
 
 
+def _quoted(phrases: list[str]) -> str:
+    """Phrases as a physician reads them (“a”, “b”), not a Python list repr."""
+    return ", ".join(f"“{p}”" for p in phrases)
+
+
+def _params_text(params: dict[str, Any]) -> str:
+    return "; ".join(f"{name} = {_quoted([v]) if isinstance(v, str) else v}" for name, v in params.items())
+
+
 def check_term(*, answer: str, phrases: list[str]) -> tuple[bool, str]:
     low = answer.lower()
     for phrase in phrases:
         if phrase.lower() in low:
-            return True, f"mentions {phrase!r}"
-    return False, f"none of {phrases!r} in the answer"
+            return True, f"mentions {_quoted([phrase])}"
+    return False, f"none of {_quoted(phrases)} in the answer"
 
 
 def _negated(text: str, start: int) -> bool:
@@ -137,7 +146,7 @@ def check_must_not_recommend(*, answer: str, phrases: list[str]) -> tuple[bool, 
         needle = phrase.lower()
         for match in re.finditer(re.escape(needle), low):
             if not _negated(low, match.start()) and not _NEGATED_AFTER.search(low[match.end() :]):
-                return False, f"recommends {phrase!r}"
+                return False, f"recommends {_quoted([phrase])}"
     return True, "does not recommend any of the listed actions"
 
 
@@ -157,8 +166,8 @@ def check_write_call(*, writes: list[dict[str, Any]], tool: str, params: dict[st
     for write in candidates:
         args = canonical_arguments(tool=tool, arguments=write.get("arguments"))
         if all(_param_matches(value, args.get(name)) for name, value in params.items()):
-            return True, f"{tool} called with {params or 'any parameters'}"
-    return False, f"{tool} called, but not with {params}"
+            return True, f"{tool} called with {_params_text(params) or 'any parameters'}"
+    return False, f"{tool} called, but not with {_params_text(params)}"
 
 
 def judge_item(*, item: EvalRubric, answer: str, writes: list[dict[str, Any]]) -> Verdict:

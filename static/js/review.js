@@ -29,7 +29,14 @@
     switch (event.key) {
       case "j": go("next"); break;
       case "k": go("prev"); break;
-      case "a": click("approve-btn"); break;
+      case "a": {
+        // The shortcut approves and moves on to the next queued turn, which offers Undo for a minute;
+        // the button itself approves and stays on this turn.
+        var advance = document.getElementById("approve-advance");
+        if (advance) { advance.value = "1"; }
+        click("approve-btn");
+        break;
+      }
       case "r": {
         var reason = document.getElementById("reject-reason");
         if (reason) { reason.focus(); }

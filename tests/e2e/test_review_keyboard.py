@@ -14,6 +14,8 @@ def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
     reviewer.save()
     session = complete_session()
     services.assign(session=session, reviewer=reviewer, by=None)
+    # A co-reviewer who has not reviewed yet: the turn stays in review, so a decision can still be undone.
+    services.assign(session=session, reviewer=make_user("dr_review_b", "reviewer"), by=None)
     first, second = session.turns.get(index=0), session.turns.get(index=1)
 
     page.goto(f"{live_server.url}/review/")
@@ -42,11 +44,20 @@ def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
     page.keyboard.press("Escape")
     page.wait_for_selector("#shortcuts:not([open])", state="attached")
 
-    # a approves (HTMX post, the actions panel is swapped in place).
+    # a approves and moves on to the next queued turn, which offers Undo for the decision just made.
     page.keyboard.press("a")
+    page.wait_for_url(f"**/review/turns/{second.pk}/?undo=*")
+    page.wait_for_selector("#undo-banner")
+    assert "Approve" in page.inner_text("#undo-banner") or "approve" in page.inner_text("#undo-banner")
+    page.screenshot(path=str(screenshot_dir / "review_approved.png"), full_page=True)
+    # Undo withdraws it: the first turn is back in the queue as a draft, then approved with the button (stays).
+    page.click("#undo-btn")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/review/turns/{first.pk}/")
+    page.wait_for_selector("#approve-btn")
+    page.click("#approve-btn")
     page.wait_for_selector("#actions .banner-ok")
     assert "approve" in page.inner_text("#my-decision")
-    page.screenshot(path=str(screenshot_dir / "review_approved.png"), full_page=True)
 
     # j to the next turn, r to reject it with a reason.
     page.keyboard.press("j")

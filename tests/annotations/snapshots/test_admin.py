@@ -39,7 +39,8 @@ def test_create_through_the_admin_then_download(client, staff, curated, django_c
     assert snap.status == SnapshotStatus.READY and snap.created_by == staff
     html = client.get(response["Location"]).content.decode()
     assert 'data-status="ready"' in html and "hx-trigger" not in html  # done: no polling
-    assert "# PhysReview curated set v1" in html and 'id="snapshot-card"' in html
+    assert 'id="snapshot-card"' in html
+    assert "<h1>PhysReview curated set v1</h1>" in html  # the card rendered from Markdown, not raw text
     for entry in snap.manifest["files"]:
         url = reverse("snapshots:download", kwargs={"label": "v1", "name": entry["name"]})
         assert url in html

@@ -1,0 +1,81 @@
+"""Blind double review: what a user may learn about the other reviewers of a turn.
+
+One rule, used by every screen and API route: adjudicators and admins see everything; a reviewer
+sees the other assigned reviewers' names, decisions, reviews and comments on a turn only once every
+assigned review of it is submitted. Until then another reviewer is "another reviewer".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import F
+from django.utils.translation import gettext as _
+
+from annotations.models import Assignment, Comment, Review
+from annotations.roles import is_adjudicator
+from scenarios.models import Turn
+
+
+def assigned_ids(*, turn: Turn) -> set[int]:
+    return set(Assignment.objects.filter(session_id=turn.session_id).order_by().values_list("reviewer_id", flat=True))
+
+
+def _revealed(assigned: set[int], reviews: list[Review]) -> bool:
+    return bool(assigned) and assigned <= {r.reviewer_id for r in reviews if r.submitted}
+
+
+def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:
+    """``(reviews user may see, whether user is assigned to the turn's session)``; the second is None
+    for adjudicators and admins, who see every review (not looked up). Two queries."""
+    reviews = (
+        Review.objects.filter(turn=turn)
+        .select_related("reviewer")
+        .order_by(F("submitted_at").asc(nulls_last=True), "pk")
+    )
+    if is_adjudicator(user):
+        return list(reviews), None
+    assigned = assigned_ids(turn=turn)
+    if user.pk not in assigned:
+        return [], False
+    reviews = list(reviews)
+    if _revealed(assigned, reviews):
+        return reviews, True
+    return [r for r in reviews if r.reviewer_id == user.pk], True
+
+
+def hidden_users(*, turn: Turn, user: Any) -> set[int]:
+    """Ids of the users whose identity and work on ``turn`` are hidden from ``user`` (may be empty)."""
+    if is_adjudicator(user):
+        return set()
+    assigned = assigned_ids(turn=turn)
+    reviews = list(Review.objects.filter(turn=turn, reviewer_id__in=assigned).only("reviewer_id", "submitted_at"))
+    if _revealed(assigned, reviews):
+        return set()
+    return assigned - {user.pk}
+
+
+def visible_comments(*, turn: Turn, user: Any, hidden: set[int] | None = None) -> list[Comment]:
+    """The turn's comments, oldest first, without the co-reviewers' while the review is blind
+    (``hidden``: :func:`hidden_users`, when the caller has it)."""
+    comments = Comment.objects.filter(turn=turn).select_related("author")
+    hidden = hidden_users(turn=turn, user=user) if hidden is None else hidden
+    if hidden:
+        comments = comments.exclude(author_id__in=hidden)
+    return list(comments)
+
+
+def user_label(*, turn: Turn, viewer: Any, other: Any, hidden: set[int] | None = None) -> str:
+    """``other``'s username as ``viewer`` may see it on ``turn``: "another reviewer" while blind."""
+    if other is None:
+        return ""
+    hidden = hidden_users(turn=turn, user=viewer) if hidden is None else hidden
+    if other.pk != viewer.pk and other.pk in hidden:
+        return _("another reviewer")
+    return other.get_username()
+
+
+def partner_label(*, index: int, count: int) -> str:
+    """A reviewer's agreement partner, unnamed: reviewers never learn from the dashboard who reviewed
+    with them (the name would tell them whose review is still pending on their open turns)."""
+    return _("another reviewer") if count == 1 else _("another reviewer (%(n)s)") % {"n": index}

@@ -1,0 +1,65 @@
+"""The reviewer's "done" list and the short-lived "Undo" of a just-submitted review (after `a`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotations import selectors
+from annotations.models import Review
+from annotations.services import InvalidState
+from annotations.services.reviews import undo_blocker, undo_submission
+from annotations.views.common import turn_for
+
+UNDO_PARAM = "undo"  # ?undo=<turn pk>: the page offers to withdraw that turn's just-submitted review
+
+
+@login_required
+def done(request: HttpRequest) -> HttpResponse:
+    reviews = list(selectors.done_reviews(user=request.user))
+    return render(request, "annotations/done.html", {"reviews": reviews, **undo_offer(request)})
+
+
+def undo_offer(request: HttpRequest) -> dict[str, Any]:
+    """``{"undo": review}`` when ``?undo=<turn pk>`` names a review of the user's that may still be withdrawn."""
+    try:
+        turn_id = int(request.GET.get(UNDO_PARAM, ""))
+    except ValueError:
+        return {}
+    review = (
+        Review.objects.filter(turn_id=turn_id, reviewer_id=request.user.pk)
+        .select_related("turn__session")
+        .only("pk", "submitted_at", "decision", "turn__id", "turn__index", "turn__status", "turn__session__record_id")
+        .first()
+    )
+    if review is None or undo_blocker(review=review, turn_status=review.turn.status):
+        return {}
+    return {"undo": review}
+
+
+def next_queued(*, user: Any, after: int) -> str:
+    """The review screen of the user's next queued turn (the queue when none is left), offering undo of ``after``."""
+    nxt = selectors.review_queue(user=user).exclude(pk=after).values_list("pk", flat=True).first()
+    target = reverse("annotations:turn", args=[nxt]) if nxt else reverse("annotations:queue")
+    return f"{target}?{UNDO_PARAM}={after}"
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """Withdraw the just-submitted review of turn ``pk`` and go back to it (editable again)."""
+    turn = turn_for(request, pk, light=True)
+    try:
+        undo_submission(turn=turn, reviewer=request.user)
+    except InvalidState as exc:
+        messages.error(request, str(exc))
+        return redirect(request.POST.get("back") or reverse("annotations:done"))
+    messages.success(request, _("Your decision was withdrawn: the turn is back in your queue."))
+    return redirect("annotations:turn", pk=turn.pk)

@@ -1,0 +1,62 @@
+"""Review integrity in Chromium: the blind review page hides the co-reviewer, and a submission
+refreshes the whole screen (no stale "pending draft")."""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from annotations import services
+from annotations.models import Lease
+from tests.e2e.review_helpers import login, user_with_password
+from tests.scenarios.factories import complete_session
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_blind_review_page_hides_the_co_reviewer(page, live_server, screenshot_dir):
+    me = user_with_password("dr_blind", "reviewer")
+    partner = user_with_password("dr_hidden_partner", "reviewer")
+    session = complete_session()
+    for user in (me, partner):
+        services.assign(session=session, reviewer=user, by=None)
+    turn = session.turns.get(index=0)
+    services.save_draft_review(
+        turn=turn, reviewer=partner, decision="reject", reject_reason="unsafe", reason="PARTNER-REASON"
+    )
+    services.add_comment(turn=turn, author=partner, text="rev2 thinks answer is WRONG, will reject")
+    now = timezone.now()
+    Lease.objects.create(turn=turn, holder=partner, acquired_at=now, expires_at=now + dt.timedelta(minutes=2))
+
+    login(page, live_server, "dr_blind")
+    page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
+    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.click("#edit-panel summary")
+    page.wait_for_selector("#lease[data-state=other]")
+    text = page.inner_text("body")
+    assert "another reviewer" in page.inner_text("#lease")
+    for secret in ("dr_hidden_partner", "PARTNER-REASON", "WRONG, will reject"):
+        assert secret not in text and secret not in page.content()
+    page.screenshot(path=str(screenshot_dir / "review_blind.png"), full_page=True)
+
+
+def test_submitting_refreshes_the_whole_review_screen(page, live_server, screenshot_dir):
+    me = user_with_password("dr_submit", "reviewer")
+    session = complete_session()
+    services.assign(session=session, reviewer=me, by=None)
+    turn = session.turns.get(index=0)
+    services.save_draft_review(turn=turn, reviewer=me, proposed={"answer_en": "My drafted answer."})
+
+    login(page, live_server, "dr_submit")
+    page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
+    page.wait_for_selector("h1:has-text('Turn 0')")
+    assert "draft" in page.inner_text("section.card:has(h2:text-is('Reviews'))")
+    page.click("#approve-btn")
+    # The page reloads: the panel shows the message again, the reviews list no longer says "draft".
+    page.wait_for_selector("#actions .banner-ok:has-text('Review submitted.')")
+    page.wait_for_load_state()
+    assert "approve" in page.inner_text("#my-decision")
+    reviews = page.inner_text("section.card:has(h2:text-is('Reviews'))")
+    assert "draft" not in reviews and "approve" in reviews
+    assert "My drafted answer." not in page.inner_text("#actions")  # the draft editor is gone
+    page.screenshot(path=str(screenshot_dir / "review_submitted_refreshed.png"), full_page=True)
