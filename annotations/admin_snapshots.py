@@ -20,6 +20,7 @@ from annotations.roles import is_admin
 from annotations.snapshots import card, services
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.selectors import SIDE_FILES, file_names
+from physreview.admin_mixins import ViewOnlyMixin
 from scenarios.models import Scenario
 
 
@@ -44,7 +45,7 @@ class CreateSnapshotForm(forms.Form):
 
 
 @admin.register(Snapshot)
-class SnapshotAdmin(admin.ModelAdmin):
+class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and deleted by its own actions
     list_display = ("label", "status", "created", "created_by", "sessions", "short_sha")
     list_filter = ("status",)
     change_list_template = "admin/annotations/snapshot/change_list.html"
@@ -69,16 +70,6 @@ class SnapshotAdmin(admin.ModelAdmin):
     @admin.display(description="content sha256")
     def short_sha(self, obj: Snapshot) -> str:
         return obj.content_sha256[:12]
-
-    # Immutable: nothing is added through the add form, changed or deleted.
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name

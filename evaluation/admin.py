@@ -3,17 +3,11 @@
 from django.contrib import admin
 
 from evaluation.models import EvalRun, TurnResult
+from physreview.admin_mixins import ViewOnlyMixin
 
 
-class _ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+class _ReadOnly(ViewOnlyMixin, admin.ModelAdmin):
+    pass
 
 
 @admin.register(EvalRun)

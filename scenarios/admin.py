@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
+from physreview.admin_mixins import ViewOnlyMixin
 from scenarios.models import GenerationRun, GoldStep, RubricItem, Session, Turn
 
 
@@ -43,20 +44,11 @@ class SessionAdmin(admin.ModelAdmin):
     inlines = [TurnInline]
 
 
-class _ViewOnlyInline(admin.TabularInline):
+class _ViewOnlyInline(ViewOnlyMixin, admin.TabularInline):
     """Gold steps and rubric items are turn content: changed only through the review services."""
 
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class GoldStepInline(_ViewOnlyInline):

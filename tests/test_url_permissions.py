@@ -28,6 +28,7 @@ from ehr.models import Admission
 from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
 from physreview import access
 from tests.annotations.conftest import make_user
+from tests.evaluation.factories import turn_result
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
 pytestmark = pytest.mark.django_db
@@ -191,17 +192,7 @@ def world(demo_cohort, settings, tmp_path):
     assert disputed.status == TurnState.NEEDS_ADJUDICATION
     unassigned = complete_session().turns.get(index=0)
     eval_turn, eval_turn_other = (
-        TurnResult.objects.create(
-            run=eval_run,
-            session_id=session_id,
-            turn_index=0,
-            language="en",
-            variant="implicit",
-            scenario="med_safety",
-            tier=1,
-            task_type="IL",
-            tool_source="ehr",
-        )
+        turn_result(run=eval_run, session_id=session_id)
         for session_id in (assigned.session_id, unassigned.session.session_id)
     )
     calibration = CalibrationSample.objects.create(name="cal")

@@ -26,7 +26,6 @@ counted, never passed or failed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,27 +33,15 @@ from ehr.fhir.legacy import upgrade_arguments
 from evaluation.arguments import canonical_arguments
 from evaluation.dataset import EvalRubric
 from scenarios.rubric_checks import validate_rubric_check
+from scenarios.rubric_match import (
+    check_must_not_recommend,
+    check_term,
+    check_value_unit,
+    params_text,
+    squash,
+)
 
 JUDGE_VERSION = "rules-1"
-# Not \w before the number: in Chinese a number follows a character directly ("肌酐0.9 mg/dL").
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d+(?:[.,]\d+)?")
-_UNIT_WINDOW = 6
-_SENTENCE_END = re.compile(r"[。；;！？!?\n]|\.(?=\s|$)")
-_CLAUSE_END = re.compile(r"[.;!?\n。；！？:：]")
-_NEGATION_EN = re.compile(
-    r"\b(?:not|no|never|avoid|avoiding|without|against|instead of|rather than|contraindicated|don't|do not|"
-    r"should not|shouldn't|hold off)\b",
-    re.IGNORECASE,
-)
-_NEGATION_ZH = re.compile(r"不|勿|避免|禁|无需|未|别")
-# Negation after the phrase, in the same clause ("NSAIDs should be avoided", "加量不可取").
-_NEGATED_AFTER = re.compile(
-    r"^[^.;!?\n。；！？]{0,40}?(?:\b(?:is|are|would be|should be|must be)\s+(?:not|never|avoided|contraindicated)\b"
-    r"|\bnot\s+(?:recommended|advised|indicated|needed|necessary|appropriate|warranted)\b"
-    r"|\bshould\s+(?:not|be avoided)\b|\bis\s+unsafe\b)"
-    r"|^[^。；！？\n]{0,12}?(?:不宜|不建议|不推荐|不需要|无需|应避免|需避免|禁用|不可取|不应|不必)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -75,84 +62,9 @@ class Verdict:
         }
 
 
-def _squash(text: str) -> str:
-    return "".join(str(text).lower().split())
-
-
-def _decimals(value: float) -> int:
-    text = repr(float(value))
-    return len(text.split(".")[1].rstrip("0")) if "." in text and "e" not in text else 0
-
-
-def _close(number: float, value: float, tolerance: float, places: int) -> bool:
-    if tolerance > 0:
-        return abs(number - value) <= tolerance
-    return round(number, places) == round(value, places)
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right = next((m.start() for m in _SENTENCE_END.finditer(text, end)), len(text))
-    return text[left:right]
-
-
-def check_value_unit(*, answer: str, value: float, unit: str, tolerance: float = 0) -> tuple[bool, str]:
-    unit_key = _squash(unit)
-    places = _decimals(value)
-    for match in _NUMBER.finditer(answer):
-        number = float(match.group().replace(",", "."))
-        # A change may be written signed ("-1.4 mEq/L") while the rubric states its size.
-        if not (_close(number, value, tolerance, places) or _close(abs(number), abs(value), tolerance, places)):
-            continue
-        if not unit_key:
-            return True, f"found {match.group()}"
-        after = _squash(answer[match.end() : match.end() + len(unit) + _UNIT_WINDOW])
-        if after.startswith(unit_key):
-            return True, f"found {match.group()} {unit}"
-        # A list of values whose unit is stated once in the same sentence ("Potassium (mEq/L): 5.4, 5.3").
-        if unit_key in _squash(_sentence(answer, match.start(), match.end())):
-            return True, f"found {match.group()} with {unit} in the same sentence"
-    return False, f"no {value} {unit} (±{tolerance}) in the answer"
-
-
-def _quoted(phrases: list[str]) -> str:
-    """Phrases as a physician reads them (“a”, “b”), not a Python list repr."""
-    return ", ".join(f"“{p}”" for p in phrases)
-
-
-def _params_text(params: dict[str, Any]) -> str:
-    return "; ".join(f"{name} = {_quoted([v]) if isinstance(v, str) else v}" for name, v in params.items())
-
-
-def check_term(*, answer: str, phrases: list[str]) -> tuple[bool, str]:
-    low = answer.lower()
-    for phrase in phrases:
-        if phrase.lower() in low:
-            return True, f"mentions {_quoted([phrase])}"
-    return False, f"none of {_quoted(phrases)} in the answer"
-
-
-def _negated(text: str, start: int) -> bool:
-    clause_start = 0
-    for match in _CLAUSE_END.finditer(text, 0, start):
-        clause_start = match.end()
-    before = text[clause_start:start]
-    return bool(_NEGATION_EN.search(before) or _NEGATION_ZH.search(before))
-
-
-def check_must_not_recommend(*, answer: str, phrases: list[str]) -> tuple[bool, str]:
-    low = answer.lower()
-    for phrase in phrases:
-        needle = phrase.lower()
-        for match in re.finditer(re.escape(needle), low):
-            if not _negated(low, match.start()) and not _NEGATED_AFTER.search(low[match.end() :]):
-                return False, f"recommends {_quoted([phrase])}"
-    return True, "does not recommend any of the listed actions"
-
-
 def _param_matches(expected: Any, given: Any) -> bool:
     if isinstance(expected, str):
-        exp, got = _squash(expected), _squash(given if given is not None else "")
+        exp, got = squash(expected), squash(given if given is not None else "")
         return bool(exp) and (exp == got or exp in got)
     return expected == given
 
@@ -166,8 +78,8 @@ def check_write_call(*, writes: list[dict[str, Any]], tool: str, params: dict[st
     for write in candidates:
         args = canonical_arguments(tool=tool, arguments=write.get("arguments"))
         if all(_param_matches(value, args.get(name)) for name, value in params.items()):
-            return True, f"{tool} called with {_params_text(params) or 'any parameters'}"
-    return False, f"{tool} called, but not with {_params_text(params)}"
+            return True, f"{tool} called with {params_text(params) or 'any parameters'}"
+    return False, f"{tool} called, but not with {params_text(params)}"
 
 
 def judge_item(*, item: EvalRubric, answer: str, writes: list[dict[str, Any]]) -> Verdict:

@@ -22,6 +22,7 @@ from ehr.fhir import TOOL_NAMES
 from scenarios.generation.latin import LATIN_WORD, strings, untranslated_words
 from scenarios.generation.types import GateFailure, RubricItem, SessionDraft, TurnDraft
 from scenarios.rubric_checks import validate_rubric_check
+from scenarios.rubric_match import check_term, check_value_unit
 
 _PLACEHOLDERS = (
     (re.compile(r"(?:^|(?<=[\s(（:：=,，]))[?？](?=\s|$|[)）,，;；.。])"), "a lone '?' where a value should be"),
@@ -109,39 +110,7 @@ def gate_machine_text(draft: SessionDraft) -> Iterator[GateFailure]:
                     yield GateFailure("machine_text", turn.index, f"{where}: {what} ({match.group()!r})")
 
 
-# --- the rules judge's term / value_unit checks (evaluation.judges.rules), on the gold answer ---------
-
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)?")
-_SENTENCE_END = re.compile(r"[。；;！？!?\n]|\.(?=\s|$)")
-_UNIT_WINDOW = 6
-
-
-def _squash(text: str) -> str:
-    return "".join(str(text).lower().split())
-
-
-def _decimals(value: float) -> int:
-    text = repr(float(value))
-    return len(text.split(".")[1].rstrip("0")) if "." in text and "e" not in text else 0
-
-
-def _close(number: float, value: float, tolerance: float, places: int) -> bool:
-    return abs(number - value) <= tolerance if tolerance > 0 else round(number, places) == round(value, places)
-
-
-def value_unit_found(*, answer: str, value: float, unit: str, tolerance: float = 0) -> bool:
-    unit_key, places = _squash(unit), _decimals(value)
-    for match in _NUMBER.finditer(answer):
-        number = float(match.group().replace(",", "."))
-        if not (_close(number, value, tolerance, places) or _close(abs(number), abs(value), tolerance, places)):
-            continue
-        if not unit_key or _squash(answer[match.end() : match.end() + len(unit) + _UNIT_WINDOW]).startswith(unit_key):
-            return True
-        left = max((m.end() for m in _SENTENCE_END.finditer(answer, 0, match.start())), default=0)
-        right = next((m.start() for m in _SENTENCE_END.finditer(answer, match.end())), len(answer))
-        if unit_key in _squash(answer[left:right]):
-            return True
-    return False
+# --- the rules judge's term / value_unit checks (scenarios.rubric_match), on the gold answer ---------------
 
 
 def check_passes(*, check: dict[str, Any], answer: str) -> bool | None:
@@ -152,12 +121,12 @@ def check_passes(*, check: dict[str, Any], answer: str) -> bool | None:
     except ValueError:
         return None
     if check.get("kind") == "value_unit":
-        return value_unit_found(
+        passed, _why = check_value_unit(
             answer=answer, value=check["value"], unit=check["unit"], tolerance=check.get("tolerance", 0)
         )
+        return passed
     if check.get("kind") == "term":
-        low = answer.lower()
-        return any(p.lower() in low for p in [*check["en"], *check["zh"]])
+        return check_term(answer=answer, phrases=[*check["en"], *check["zh"]])[0]
     return None
 
 

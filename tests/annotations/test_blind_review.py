@@ -71,6 +71,7 @@ def test_reviewer_sees_nothing_of_the_co_reviewer_anywhere(client, blind_setup):
         "history": reverse("annotations:history", args=[pk]),
         "dashboard": reverse("annotations:dashboard"),
         "adjudicate": reverse("annotations:adjudicate", args=[pk]),
+        "done": reverse("annotations:done"),
     }
     posts = {
         "lease": (reverse("annotations:lease", args=[pk]), {}),
@@ -79,6 +80,7 @@ def test_reviewer_sees_nothing_of_the_co_reviewer_anywhere(client, blind_setup):
         "merge": (reverse("annotations:merge", args=[pk]), {"base_version": turn.version}),
         "release_lease": (reverse("annotations:release_lease", args=[pk]), {}),
         "reject": (reverse("annotations:reject", args=[pk]), {"base_version": turn.version}),  # no reason: refused
+        "undo": (reverse("annotations:undo", args=[pk]), {}),  # nothing submitted yet: refused
         "approve": (reverse("annotations:approve", args=[pk]), {"base_version": turn.version}),  # last: submits
     }
     # Every route of the review app is walked: a new one must be added here.

@@ -18,6 +18,9 @@ def test_log_in_browse_patients_open_an_admission(page, live_server, demo_cohort
     page.fill("input[name=username]", "dr_e2e")
     page.fill("input[name=password]", "pw-e2e-123456")
     page.click("button[type=submit]")
+    # A reviewer starts on their review queue; the EHR browser is one link away.
+    page.wait_for_selector("h1:has-text('My queue')")
+    page.goto(f"{live_server.url}/ehr/patients/")
     page.wait_for_selector("h1:has-text('Patients')")
 
     # htmx search narrows the table without a page load.

@@ -3,9 +3,10 @@
 import pytest
 from django.urls import reverse
 
-from evaluation.models import EvalRun, EvalStatus, TurnResult
+from evaluation.models import EvalRun, EvalStatus
 from evaluation.results.selectors import turn_results
 from tests.annotations.conftest import make_user
+from tests.evaluation.factories import turn_result
 
 pytestmark = pytest.mark.django_db
 
@@ -28,31 +29,9 @@ def results():
             ("empty", []),
         ]
     ):
-        rows[name] = TurnResult.objects.create(
-            run=run,
-            session_id=f"s{i}",
-            turn_index=0,
-            language="en",
-            variant="implicit",
-            scenario="med_safety",
-            tier=1,
-            task_type="IL",
-            tool_source="ehr",
-            verdicts=verdicts,
-        )
+        rows[name] = turn_result(run=run, session_id=f"s{i}", verdicts=verdicts)
     # The same failing verdicts in another run are not this run's.
-    TurnResult.objects.create(
-        run=other,
-        session_id="s0",
-        turn_index=0,
-        language="en",
-        variant="implicit",
-        scenario="med_safety",
-        tier=1,
-        task_type="IL",
-        tool_source="ehr",
-        verdicts=[SAFE_FAIL],
-    )
+    turn_result(run=other, session_id="s0", verdicts=[SAFE_FAIL])
     return run, rows
 
 
