@@ -105,15 +105,7 @@ def test_skip_bad_rows_reports_rejects(root: Path, tmp_path: Path, capsys: pytes
 )
 def test_exit_code_and_no_traceback(args: list[str], message: str) -> None:
     # Argument errors are found before any database access, so the subprocess needs no test database.
-    result = subprocess.run(
-        [sys.executable, "manage.py", "import_mimic", *args],
-        cwd=settings.BASE_DIR,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PHYSREVIEW_VAR_DIR": str(settings.VAR_DIR)},
-        timeout=60,
-        check=False,
-    )
+    result = _manage("import_mimic", *args)
     assert result.returncode == 1
     assert message in result.stderr
     assert "Traceback" not in result.stderr
