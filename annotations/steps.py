@@ -22,15 +22,6 @@ from scenarios.models import Session
 RERUNNABLE_KINDS = ("ehr", "write")
 
 
-def tool_context(*, session: Session) -> ToolContext:
-    return ToolContext(
-        current_date=session.current_date,
-        subject_id=session.subject_id,
-        hadm_id=session.hadm_id,
-        session_id=session.session_id,
-    )
-
-
 def rerunnable(tool: str) -> bool:
     return tool in REGISTRY and REGISTRY[tool].kind in RERUNNABLE_KINDS
 
@@ -40,7 +31,7 @@ def rerun_step(*, session: Session, tool: str, arguments: dict[str, Any]) -> dic
     Tool errors come back as ``{"error", "hint"}`` (the quality gates flag them)."""
     if not rerunnable(tool):
         return None
-    return execute_tool(name=tool, arguments=arguments, context=tool_context(session=session))
+    return execute_tool(name=tool, arguments=arguments, context=ToolContext.for_session(session))
 
 
 def contract_view(*, tool: str, arguments: Any) -> Any:

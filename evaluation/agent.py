@@ -123,13 +123,7 @@ class ToolRunner:
     ) -> None:
         """``literacy`` set: the release's patient replay (by tool name and call order, that literacy
         variant; see :class:`~evaluation.replay.OrderReplayBook`); else replay keyed by arguments."""
-        self.context = ToolContext(
-            current_date=session.current_date,
-            subject_id=session.subject_id,
-            hadm_id=session.hadm_id,
-            session_id=session.session_id,
-            bounds=bounds,
-        )
+        self.context = ToolContext.for_session(session, bounds=bounds)
         self.language = language
         self.book = ReplayBook.for_session(session)
         self.literacy = literacy

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from annotations.models import Lease
 from annotations.services.errors import LeaseHeld
-from annotations.services.retry import retry_locked
 from scenarios.models import Turn
 
 DEFAULT_TTL = dt.timedelta(minutes=2)
@@ -23,11 +22,10 @@ def _locked(turn: Turn) -> Lease | None:
     return Lease.objects.select_related("holder").filter(turn=turn).first()
 
 
-@retry_locked
 @transaction.atomic
 def acquire_lease(*, turn: Turn, user: Any, ttl: dt.timedelta = DEFAULT_TTL) -> Lease:
     """Take (or extend) the lease on ``turn`` for ``ttl``. Locks the turn row (``select_for_update``;
-    SQLite: retried while the database is locked, then :class:`~annotations.services.retry.Busy`).
+    on SQLite the transaction begins IMMEDIATE, so two writers queue instead of one failing).
 
     Raises :class:`LeaseHeld` (holder, expiry) when another user's lease is still live.
     """
@@ -50,7 +48,6 @@ def renew(*, turn: Turn, user: Any, ttl: dt.timedelta = DEFAULT_TTL) -> Lease:
     return acquire_lease(turn=turn, user=user, ttl=ttl)
 
 
-@retry_locked
 @transaction.atomic
 def release(*, turn: Turn, user: Any) -> bool:
     """Drop the caller's lease (no-op if they do not hold it). Locks the turn row. True if released."""

@@ -13,7 +13,6 @@ from annotations.models import Assignment, Decision, RejectReason, Review, Revis
 from annotations.selectors import all_submitted, assigned_reviews
 from annotations.services.errors import Conflict, DraftConflict, InvalidState, PermissionDenied
 from annotations.services.gates import turn_warnings
-from annotations.services.retry import retry_locked
 from annotations.signals import turn_finalised
 from scenarios.models import Turn
 
@@ -65,7 +64,6 @@ def _stale_draft(review: Review | None, token: str | None, proposed: dict[str, A
         )
 
 
-@retry_locked
 @transaction.atomic
 def save_draft_review(
     *,
@@ -86,7 +84,7 @@ def save_draft_review(
     keeps the full proposed snapshot and the single-turn gate warnings. ``draft_token`` (see
     :func:`current_token`): the draft the caller's screen showed; if the draft was saved since, a change
     raises :class:`DraftConflict` (nothing stored). Locks the turn row (``select_for_update``), so two
-    first saves of the turn serialise instead of both inserting (SQLite: retried when locked).
+    first saves of the turn serialise instead of both inserting (SQLite: IMMEDIATE transactions queue).
     """
     _check_reviewer(turn, reviewer)
     if decision != Decision.PENDING:
@@ -152,7 +150,6 @@ def submit_review(
     return _submit(turn=turn, draft=draft, base_version=base_version)
 
 
-@retry_locked
 @transaction.atomic
 def _submit(*, turn: Turn, draft: Review, base_version: int) -> tuple[Review, list[dict[str, Any]]]:
     locked = Turn.objects.select_for_update().get(pk=turn.pk)
@@ -237,7 +234,6 @@ def undo_blocker(*, review: Review, turn_status: str, now: Any = None) -> str:
     return ""
 
 
-@retry_locked
 @transaction.atomic
 def undo_submission(*, turn: Turn, reviewer: Any) -> Review:
     """Withdraw the reviewer's just-submitted review: it becomes their draft again (decision pending, edits

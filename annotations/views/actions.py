@@ -22,7 +22,6 @@ from annotations import blind, services
 from annotations import content as tc
 from annotations.models import Decision, Review
 from annotations.roles import is_adjudicator
-from annotations.services.retry import Busy
 from annotations.services.reviews import is_assigned
 from annotations.steps import rerun_step
 from annotations.views.common import posted_version, turn_for
@@ -32,7 +31,7 @@ from annotations.views.panel import render_actions
 from scenarios.models import Turn
 
 SUBMITTED_TAG = "review-submitted"
-ERRORS = (services.PermissionDenied, services.InvalidState, ValueError, Busy)
+ERRORS = (services.PermissionDenied, services.InvalidState, ValueError)
 
 
 def _reviewer_conflict(turn: Turn, user: Any, conflict: services.Conflict) -> services.Conflict:

@@ -7,16 +7,12 @@ keeps trying to take the lease over once it lapses.
 
 from __future__ import annotations
 
-import contextlib
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotations import services
-from annotations.services.retry import Busy
 from annotations.views.common import turn_for
 from annotations.views.panel import lease_context
 
@@ -30,9 +26,6 @@ def lease(request: HttpRequest, pk: int) -> HttpResponse:
         held = services.acquire_lease(turn=turn, user=request.user)
     except services.LeaseHeld:
         context = lease_context(turn=turn, user=request.user)
-    except Busy:
-        # 200 (htmx 2 swaps no 5xx): the banner says so and the heartbeat tries again in 30 s.
-        context = {"lease": None, "lease_state": "none", "lease_error": _("The database is busy; retrying shortly.")}
     else:
         context = lease_context(turn=turn, user=request.user, lease=held)
     # The heartbeat: the banner posts here again every 30 s while the editor is open.
@@ -43,6 +36,5 @@ def lease(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def release_lease(request: HttpRequest, pk: int) -> HttpResponse:
     turn = turn_for(request, pk, light=True)
-    with contextlib.suppress(Busy):  # the lease lapses by itself within its TTL
-        services.release(turn=turn, user=request.user)
+    services.release(turn=turn, user=request.user)
     return render(request, "annotations/_lease.html", {"turn": turn, "lease": None, "lease_state": "none"})

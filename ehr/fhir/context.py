@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
+from typing import Any
 
 _DAY = dt.timedelta(days=1)
 BOUNDS = ("strict", "release")
@@ -65,6 +66,18 @@ class ToolContext:
 
     def __post_init__(self) -> None:
         check_bounds(self.bounds)
+
+    @classmethod
+    def for_session(cls, session: Any, *, bounds: str = "strict") -> ToolContext:
+        """The context of a session: anything with ``current_date``, ``subject_id``, ``hadm_id`` and
+        ``session_id`` (a ``scenarios.Session`` row or an evaluation ``EvalSession``)."""
+        return cls(
+            current_date=session.current_date,
+            subject_id=session.subject_id,
+            hadm_id=session.hadm_id,
+            session_id=session.session_id,
+            bounds=bounds,
+        )
 
     def for_tool(self, name: str) -> ToolContext:
         """The context one tool runs in: under ``release`` only Observation.search is time-bounded."""

@@ -48,16 +48,6 @@ def _kind(tool: str) -> str:
     return REGISTRY[name].kind if name else "unknown"
 
 
-def _context(session: Session, *, bounds: str) -> ToolContext:
-    return ToolContext(
-        current_date=session.current_date,
-        subject_id=session.subject_id,
-        hadm_id=session.hadm_id,
-        session_id=session.session_id,
-        bounds=bounds,
-    )
-
-
 def audit_call(*, step: GoldStep, context: ToolContext) -> dict[str, Any]:
     """One gold step: its status (reproduced | differs | leak | not_reexecuted) and what was found."""
     kind = _kind(step.tool)
@@ -138,8 +128,8 @@ def _requests(turn: Turn) -> list[str]:
 
 def audit_session(*, session: Session, bounds: str) -> SessionResult:
     """The audit of one session (turns, steps and rubric items prefetched by the caller)."""
-    context = _context(session, bounds=bounds)
-    at_cutoff = _context(session, bounds="strict")
+    context = ToolContext.for_session(session, bounds=bounds)
+    at_cutoff = ToolContext.for_session(session, bounds="strict")
     lexicon = premises.lexicon_for(subject_id=session.subject_id)
     result = SessionResult(session.record_id, session.pk, session.current_date.isoformat())
     turns = sorted(session.turns.all(), key=lambda t: t.index)

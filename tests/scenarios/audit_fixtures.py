@@ -22,13 +22,7 @@ CURRENT_DATE = dt.date(2180, 7, 21)
 
 
 def context_for(session: Session, *, bounds: str = "strict") -> ToolContext:
-    return ToolContext(
-        current_date=session.current_date,
-        subject_id=session.subject_id,
-        hadm_id=session.hadm_id,
-        session_id=session.session_id,
-        bounds=bounds,
-    )
+    return ToolContext.for_session(session, bounds=bounds)
 
 
 def run_step(turn: Turn, idx: int, tool: str, arguments: dict[str, Any], *, context: ToolContext) -> dict[str, Any]:
