@@ -30,6 +30,9 @@ TASK_TYPES = {
     "CR": gettext_lazy("Clinical reasoning"),
     "WU": gettext_lazy("Write/update"),
 }
+VARIANTS = {"implicit": gettext_lazy("Implicit request"), "explicit": gettext_lazy("Explicit request")}
+# A recorded agent step (evaluation.agent): a model call with tool calls, or the answer that ended the turn.
+STAGES = {"step": gettext_lazy("Model step"), "final": gettext_lazy("Final answer")}
 LANGUAGES = {"en": gettext_lazy("English"), "zh": gettext_lazy("Chinese")}
 FIELDS = {
     "request_explicit": gettext_lazy("Request, explicit form"),
@@ -50,6 +53,16 @@ def turn_status(value: str) -> str:
 @register.filter
 def scenario_label(value: str) -> str:
     return str(SCENARIOS.get(value, value))
+
+
+@register.filter
+def variant_label(value: str) -> str:
+    return str(VARIANTS.get(value, value or EMPTY))
+
+
+@register.filter
+def stage_label(value: str) -> str:
+    return str(STAGES.get(value, value or EMPTY))
 
 
 @register.filter

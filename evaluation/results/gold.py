@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from evaluation.dataset import EvalTurn, session_from_model, session_from_record
 from evaluation.models import EvalRun, TurnResult
 
@@ -33,9 +35,9 @@ def gold_turn(*, run: EvalRun, result: TurnResult) -> tuple[EvalTurn | None, str
         frozen = _from_snapshot(snapshot_id=dataset["snapshot_id"], record_id=session.record_id)
         if frozen is not None:
             turn = next((t for t in frozen.turns if t.index == result.turn_index), None)
-            return turn, f"snapshot {dataset.get('label', '')}".strip()
+            return turn, _("snapshot %(label)s") % {"label": dataset.get("label", "")}
     if session is None:
-        return None, "session not in the database"
+        return None, _("the session is no longer in the database")
     eval_session = session_from_model(session)
     turn = next((t for t in eval_session.turns if t.index == result.turn_index), None)
-    return turn, "database (current rows; may have changed since the run)"
+    return turn, _("the database as it is now (it may have changed since the run)")

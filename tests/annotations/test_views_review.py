@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db.models import F
 from django.urls import reverse
@@ -236,3 +238,15 @@ def test_review_screen_has_the_guidelines_panel(client, turn, reviewers):
     response = client.get(_turn_url(turn))
     assert response.status_code == 200 and response.context["guideline"].title == "How to review"
     assert 'id="guidelines-panel"' in response.text and "How to review" in response.text
+
+
+def test_turns_are_numbered_from_one_on_every_review_screen(client, turn, reviewers):
+    client.force_login(reviewers[0])
+    record = turn.session.record_id
+    assert turn.index == 0
+    review = client.get(_turn_url(turn)).text
+    assert f"<h1>Turn 1 · {record}</h1>" in review and "Turn 0" not in review
+    history = client.get(_turn_url(turn, "history")).text
+    assert f"History · turn 1 · {record}" in history and "turn 0" not in history
+    queue = client.get(reverse("annotations:queue")).text
+    assert re.search(rf">{re.escape(record)}</a></td><td>1</td>", queue)

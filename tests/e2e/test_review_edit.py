@@ -21,7 +21,7 @@ def test_edit_rubric_and_chinese_request_then_submit(page, live_server, screensh
 
     login(page, live_server, "dr_edit")
     page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
-    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.wait_for_selector("h1:has-text('Turn 1 ·')")
     page.screenshot(path=str(screenshot_dir / "edit_review.png"), full_page=True)
 
     # e opens the editor and takes the lease (HTMX post; the banner shows it).

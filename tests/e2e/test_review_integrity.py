@@ -30,7 +30,7 @@ def test_blind_review_page_hides_the_co_reviewer(page, live_server, screenshot_d
 
     login(page, live_server, "dr_blind")
     page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
-    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.wait_for_selector("h1:has-text('Turn 1 ·')")
     page.click("#edit-panel summary")
     page.wait_for_selector("#lease[data-state=other]")
     text = page.inner_text("body")
@@ -49,7 +49,7 @@ def test_submitting_refreshes_the_whole_review_screen(page, live_server, screens
 
     login(page, live_server, "dr_submit")
     page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
-    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.wait_for_selector("h1:has-text('Turn 1 ·')")
     assert "draft" in page.inner_text("section.card:has(h2:text-is('Reviews'))")
     page.click("#approve-btn")
     # The page reloads: the panel shows the message again, the reviews list no longer says "draft".

@@ -29,7 +29,7 @@ def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
     page.screenshot(path=str(screenshot_dir / "review_queue.png"), full_page=True)
 
     page.click(f"a[href='/review/turns/{first.pk}/']")
-    page.wait_for_selector("h1:has-text('Turn 0')")
+    page.wait_for_selector("h1:has-text('Turn 1 ·')")
     page.screenshot(path=str(screenshot_dir / "review_turn.png"), full_page=True)
 
     # j / k move between turns without the mouse.

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from evaluation.models import TurnResult
@@ -233,3 +234,17 @@ def test_pages_name_the_protocol_and_mark_mixed_protocols(reviewer_client, runs)
     assert shown.startswith("release") and "literacy: low" in shown and "max_steps: 8" in shown
     compared = reviewer_client.get(reverse("evaluation:compare"), {"a": heuristic.pk, "b": oracle.pk})
     assert 'id="protocol-mismatch"' in compared.content.decode()
+
+
+def test_turn_detail_numbers_turns_from_one_and_labels_codes_in_chinese(reviewer_client, runs):
+    run, _ = runs["heuristic"]
+    result = TurnResult.objects.filter(run=run, language="en", turn_index=0).order_by("pk").first()
+    url = reverse("evaluation:turn", args=[run.pk, result.pk])
+    english = reviewer_client.get(url).text
+    assert f"{result.session_id}, turn 1</h1>" in english and "turn 0</h1>" not in english
+    reviewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    chinese = reviewer_client.get(url).text
+    # Stored codes (variant, agent stage) and the gold's source read as Chinese labels, not as codes.
+    assert "显式请求" in chinese or "隐式请求" in chinese
+    assert "<strong>最终回答</strong>" in chinese and "<strong>final</strong>" not in chinese
+    assert "database (current rows" not in chinese and "当前数据库" in chinese
