@@ -7,6 +7,9 @@ The result is plain data a template can loop over::
 ``op.tag`` is one of ``equal``, ``replace``, ``delete``, ``insert`` (difflib's opcodes); ``before`` and
 ``after`` are the joined text of each side (``equal`` ops carry the same text on both sides).
 Joining every op's ``before`` gives the old text back, every op's ``after`` the new one.
+
+:func:`side_by_side` compares one current snapshot with several proposals (adjudication): each text stays
+whole, the current one marking what a proposal removes, each proposal marking what it inserts.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 from annotations.content import flatten
 
 # Words, runs of whitespace and single punctuation marks: tokens keep the spaces, so joining restores the text.
-_WORD = re.compile(r"\s+|\w+|[^\w\s]")
+# A number with its decimal point, date or ratio separators is one token: "1.4" → "1.6" reads as one change.
+_WORD = re.compile(r"\s+|\d+(?:[.,:/-]\d+)*|\w+|[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -81,3 +85,86 @@ def diff_content(before: dict[str, Any], after: dict[str, Any], *, changed_only:
     keys = list(a) + [k for k in b if k not in a]
     out = [diff_field(k, a.get(k), b.get(k)) for k in keys]
     return [d for d in out if d.changed] if changed_only else out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of a text; ``marks``: for the current text, the labels of the proposals that remove or replace
+    it; for a proposal, ``("+",)`` when it is inserted (or replaces something). Empty: unchanged."""
+
+    text: str
+    marks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposal:
+    label: str
+    changed: bool
+    segments: tuple[Segment, ...]  # the proposal's whole text (empty when it leaves the field unchanged)
+
+
+@dataclass(frozen=True)
+class SideBySideRow:
+    field: str
+    lang: str
+    current: tuple[Segment, ...]
+    proposals: tuple[Proposal, ...]
+
+
+def _runs(pieces: list[tuple[str, tuple[str, ...]]]) -> tuple[Segment, ...]:
+    """Adjacent pieces with the same marks joined into one segment."""
+    out: list[Segment] = []
+    for text, marks in pieces:
+        if not text:
+            continue
+        if out and out[-1].marks == marks:
+            out[-1] = Segment(out[-1].text + text, marks)
+        else:
+            out.append(Segment(text, marks))
+    return tuple(out)
+
+
+def removals(before: str, afters: dict[str, str], *, lang: str) -> tuple[Segment, ...]:
+    """``before`` as segments marked with the labels of the ``afters`` that delete or replace them."""
+    a = tokens(before, lang=lang)
+    marks: list[list[str]] = [[] for _ in a]
+    for label, after in afters.items():
+        matcher = difflib.SequenceMatcher(a=a, b=tokens(after, lang=lang), autojunk=False)
+        for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+            if tag != "equal":
+                for i in range(i1, i2):
+                    marks[i].append(label)
+    return _runs([(token, tuple(m)) for token, m in zip(a, marks, strict=True)])
+
+
+def insertions(before: str, after: str, *, lang: str) -> tuple[Segment, ...]:
+    """``after`` as segments, the ones not in ``before`` (inserted or replacing) marked ``+``."""
+    return _runs([(op.after, () if op.tag == "equal" else ("+",)) for op in diff_text(before, after, lang=lang)])
+
+
+def side_by_side(current: dict[str, Any], proposals: dict[str, dict[str, Any]]) -> list[SideBySideRow]:
+    """One row per flattened field that at least one proposal (label → full snapshot) changes, in the
+    order of the current content; every proposal has a cell in every row (``changed`` False: untouched)."""
+    per_label = {label: {d.field: d for d in diff_content(current, other)} for label, other in proposals.items()}
+    fields = list(dict.fromkeys(field for diffs in per_label.values() for field in diffs))
+    order = {field: i for i, field in enumerate(flatten(current))}
+    fields.sort(key=lambda f: order.get(f, len(order)))
+    rows = []
+    for field in fields:
+        lang = field_lang(field)
+        touched = {label: diffs[field] for label, diffs in per_label.items() if field in diffs}
+        before = next(iter(touched.values())).before
+        rows.append(
+            SideBySideRow(
+                field=field,
+                lang=lang,
+                current=removals(before, {label: d.after for label, d in touched.items()}, lang=lang),
+                proposals=tuple(
+                    Proposal(label, True, insertions(before, touched[label].after, lang=lang))
+                    if label in touched
+                    else Proposal(label, False, ())
+                    for label in proposals
+                ),
+            )
+        )
+    return rows

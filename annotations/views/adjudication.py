@@ -1,4 +1,5 @@
-"""Adjudication screen: both reviews with field-level diffs; take A, take B, merge field by field, or edit."""
+"""Adjudication screen: the turn's clinical context, both reviews side by side against the current content;
+take A, take B, merge field by field, or edit."""
 
 from __future__ import annotations
 
@@ -9,41 +10,32 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 
+from annotations import adjudication_screen, review_context, services
 from annotations import content as tc
-from annotations import diffs, services
 from annotations.models import Chosen, Decision, RejectReason, TurnState
 from annotations.roles import is_adjudicator
-from annotations.services.adjudication import reviews_ab
 from annotations.views.common import posted_version
 from annotations.views.editor_form import changes_from_post, editor_fields
 from scenarios.models import Turn
 
 
-def _adjudicable_turn(request: HttpRequest, pk: int) -> Turn:
-    """A turn for the adjudication screen: adjudicators/admins only (everyone else gets a 404)."""
+def _adjudicable_turn(request: HttpRequest, pk: int, *, with_context: bool = False) -> Turn:
+    """A turn for the adjudication screen: adjudicators/admins only (everyone else gets a 404).
+    ``with_context``: loaded for the clinical context cards (the GET page)."""
     if not is_adjudicator(request.user):
         raise Http404("not an adjudicator")
-    return get_object_or_404(Turn.objects.select_related("session"), pk=pk)
+    turns = Turn.objects.select_related("session")
+    return get_object_or_404(review_context.with_context(turns) if with_context else turns, pk=pk)
 
 
 def _context(turn: Turn, **extra: Any) -> dict[str, Any]:
-    current = tc.snapshot(turn=turn)
-    columns, takes = [], {}
-    for label, review in zip(("A", "B"), reviews_ab(turn=turn), strict=True):
-        if review is None:
-            continue
-        # The proposal is relative to its base; laid over the current content it is what "take" writes.
-        theirs = tc.apply_changes(
-            base=current,
-            changes=tc.changes_between(base=review.base_content or current, proposed=review.proposed or {}),
-        )
-        takes[label] = theirs
-        columns.append({"label": label, "review": review, "diffs": diffs.diff_content(current, theirs)})
+    """The adjudication section (both reviews, side-by-side diffs, take buttons, merge form)."""
+    shown = adjudication_screen.screen(turn=turn)
     return {
         "turn": turn,
-        "columns": columns,
+        **shown,
         "pending": turn.status == TurnState.NEEDS_ADJUDICATION,
-        "editor": editor_fields(current, takes=takes),
+        "editor": editor_fields(shown["current"], takes=shown["takes"]),
         "reject_reasons": RejectReason.choices,
         **extra,
     }
@@ -52,11 +44,14 @@ def _context(turn: Turn, **extra: Any) -> dict[str, Any]:
 @login_required
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: both reviews with their diffs against the current content. POST (HTMX): take A/B, merge or edit."""
-    turn = _adjudicable_turn(request, pk)
     if request.method == "GET":
+        turn = _adjudicable_turn(request, pk, with_context=True)
         if turn.status != TurnState.NEEDS_ADJUDICATION:
             raise Http404("turn does not need adjudication")
-        return render(request, "annotations/adjudicate.html", _context(turn))
+        # Adjudicators see both reviews (no blind rule) and the turn's clinical context.
+        context = {**review_context.turn_context(turn=turn), **_context(turn)}
+        return render(request, "annotations/adjudicate.html", context)
+    turn = _adjudicable_turn(request, pk)
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
     chosen = request.POST.get("chosen", "")

@@ -6,25 +6,19 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch, Q
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
-from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
 from django.utils.translation import get_language
 
-from annotations import selectors
+from annotations import review_context, selectors
 from annotations.roles import is_adjudicator
 from annotations.templatetags.review_extras import pretty_json
-from annotations.views.common import SESSION_JSON, TURN_JSON, turn_for, visible_turns
+from annotations.views.common import turn_for, visible_turns
 from annotations.views.done import undo_offer
 from annotations.views.panel import actions_context
-from ehr.selectors import admission_evidence, admission_header
 from scenarios.models import GoldStep, Turn
-
-# How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
-# The record only changes on re-import; this bounds how long a re-imported record can show stale values.
-EVIDENCE_CACHE_SECONDS = 300
 
 
 @login_required
@@ -41,19 +35,6 @@ def queue(request: HttpRequest) -> HttpResponse:
     )
 
 
-# Earlier turns of the session are shown as texts only.
-EARLIER_FIELDS = (
-    "id",
-    "session_id",
-    "index",
-    "task_type",
-    "request_explicit_en",
-    "request_explicit_zh",
-    "answer_en",
-    "answer_zh",
-)
-
-
 def _neighbours(user: Any, turn: Turn) -> tuple[int | None, int | None]:
     """Primary keys of the previous and next visible turn (by record id, then index)."""
     record_id, index = turn.session.record_id, turn.index
@@ -67,18 +48,7 @@ def _neighbours(user: Any, turn: Turn) -> tuple[int | None, int | None]:
 
 @login_required
 def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
-    # Steps and rubric of this turn only; the big JSON columns nobody reads here stay in the database.
-    # The raw observation JSON is fetched when its <details> opens (step_raw), not printed inline.
-    steps = Prefetch("steps", queryset=GoldStep.objects.defer("dependency_list", "extra"))
-    turn = get_object_or_404(
-        visible_turns(request.user)
-        .select_related("session")
-        .defer(*SESSION_JSON, *TURN_JSON)
-        .prefetch_related(steps, "rubric_items"),
-        pk=pk,
-    )
-    session = turn.session
-    earlier = list(session.turns.filter(index__lt=turn.index).order_by("index").only(*EARLIER_FIELDS))
+    turn = get_object_or_404(review_context.with_context(visible_turns(request.user)), pk=pk)
     prev, nxt = _neighbours(request.user, turn)
     reviews, assigned = selectors.review_visibility(turn=turn, user=request.user)
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
@@ -87,24 +57,11 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     flash = [str(m) for m in messages.get_messages(request) if m.extra_tags == "review-submitted"]
     after_submit = {"message": flash[-1], "warnings": my_review.gate_warnings if my_review else []} if flash else {}
     context = {
-        "session": session,
-        "earlier": earlier,
-        "steps": sorted(turn.steps.all(), key=lambda s: s.idx),
-        "rubric": sorted(turn.rubric_items.all(), key=lambda r: r.idx),
-        "patient_replies": [
-            a for a in session.patient_agent_annotations or [] if isinstance(a, dict) and a.get("turn") == turn.index
-        ],
+        **review_context.turn_context(turn=turn),
         "reviews": reviews,
         "prev": prev,
         "next": nxt,
         "guideline": selectors.guideline_for(language=get_language() or "en"),
-        **admission_header(subject_id=session.subject_id, hadm_id=session.hadm_id),
-        # Read only when the template's evidence fragment is not cached (it is shared by every turn of the
-        # session and every reviewer: the record at a given date does not change between imports).
-        "EVIDENCE_CACHE_SECONDS": EVIDENCE_CACHE_SECONDS,
-        "evidence": SimpleLazyObject(
-            lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)
-        ),
         **undo_offer(request),
         **actions_context(request, turn, my_review=my_review, assigned=assigned, review_known=True, **after_submit),
     }

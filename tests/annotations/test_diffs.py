@@ -1,4 +1,4 @@
-from annotations.diffs import Op, diff_content, diff_text, tokens
+from annotations.diffs import Op, Segment, diff_content, diff_text, insertions, removals, side_by_side, tokens
 
 
 def test_chinese_is_diffed_by_character():
@@ -14,6 +14,19 @@ def test_english_is_diffed_by_word():
     ops = diff_text("Hold apixaban 5 mg today.", "Hold warfarin 5 mg today.", lang="en")
     assert [op for op in ops if op.tag != "equal"] == [Op("replace", "apixaban", "warfarin")]
     assert tokens("a  b.", lang="en") == ["a", "  ", "b", "."]
+    # Numbers, dates and ratios stay whole.
+    assert tokens("Cr 1.4 on 2180-07-22, 5/10", lang="en") == [
+        "Cr",
+        " ",
+        "1.4",
+        " ",
+        "on",
+        " ",
+        "2180-07-22",
+        ",",
+        " ",
+        "5/10",
+    ]
 
 
 def test_ops_rebuild_both_texts():
@@ -47,3 +60,41 @@ def test_content_diff_is_field_level():
     assert [o for o in diffs["answer_zh"].ops if o.tag != "equal"] == [Op("replace", "4", "6")]
     assert diffs["rubric.0.text_zh"].after == ""
     assert '"_count": 3' in diffs["steps.0.arguments"].after
+
+
+def test_insertions_keep_the_whole_new_text():
+    before, after = "Hold apixaban today.", "Hold apixaban 5 mg today, then restart."
+    segments = insertions(before, after, lang="en")
+    assert "".join(s.text for s in segments) == after
+    assert [s.text.strip() for s in segments if s.marks] == ["5 mg", ", then restart"]
+
+
+def test_removals_name_the_proposals_that_remove_each_run():
+    before = "Creatinine 1.4 mg/dL today."
+    segments = removals(before, {"A": "Creatinine 1.6 mg/dL today.", "B": "Creatinine 1.6 mg/dL."}, lang="en")
+    assert "".join(s.text for s in segments) == before
+    assert [(s.text, s.marks) for s in segments if s.marks] == [("1.4", ("A", "B")), (" today", ("B",))]
+
+
+def test_chinese_removals_are_per_character():
+    segments = removals("血肌酐升高", {"A": "肌酐升高"}, lang="zh")
+    assert segments == (Segment("血", ("A",)), Segment("肌酐升高"))
+
+
+def test_side_by_side_has_a_row_per_field_any_proposal_changes():
+    current = {"answer_en": "Cr 1.4", "answer_zh": "肌酐 1.4", "subtype": None, "rubric": [], "steps": []}
+    a = {**current, "answer_zh": "肌酐 1.6"}
+    b = {**current, "answer_en": "Cr 1.6", "answer_zh": "肌酐 1.6"}
+    rows = side_by_side(current, {"A": a, "B": b})
+    assert [r.field for r in rows] == ["answer_en", "answer_zh"]  # the content's order, not the proposals'
+    en, zh = rows
+    assert [(p.label, p.changed) for p in en.proposals] == [("A", False), ("B", True)]
+    assert en.proposals[0].segments == ()  # "unchanged": the template shows no text for A
+    assert "".join(s.text for s in en.proposals[1].segments) == "Cr 1.6"
+    assert [s.marks for s in en.current if s.marks] == [("B",)]
+    assert zh.lang == "zh" and [s.marks for s in zh.current if s.marks] == [("A", "B")]
+
+
+def test_side_by_side_of_unchanged_proposals_is_empty():
+    current = {"answer_en": "Cr 1.4", "rubric": [], "steps": []}
+    assert side_by_side(current, {"A": dict(current), "B": dict(current)}) == []

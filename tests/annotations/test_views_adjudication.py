@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
 from annotations import services
 from annotations.content import snapshot
 from annotations.models import Adjudication, Revision, RevisionKind, TurnState
+from annotations.templatetags.review_i18n import field_label
 
 pytestmark = pytest.mark.django_db
 
@@ -169,3 +174,158 @@ def test_merge_field_by_field(client, disputed, adjudicator):
     assert final["answer_zh"] == NEW_ZH and final["answer_en"].endswith("Recheck tomorrow.")
     assert final["rubric"][0]["is_safety"] is True
     assert Adjudication.objects.get(turn=disputed).chosen == "merged"
+
+
+# --- clinical context, side-by-side diffs, take-button wording ---------------------------------------------
+
+
+def _row(text: str, field: str) -> list[str]:
+    """The cells (th and td, inner HTML) of the ``#adjudication-diffs`` row of ``field``."""
+    table = re.search(r'<table[^>]*id="adjudication-diffs".*?</table>', text, re.S)
+    assert table, "no #adjudication-diffs table"
+    row = re.search(rf'<tr data-field="{re.escape(field)}">(.*?)</tr>', table.group(), re.S)
+    assert row, f"no row for {field}"
+    return re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row.group(1), re.S)
+
+
+def _take(text: str, label: str) -> tuple[str, str]:
+    """The take button's text and the consequence line under it."""
+    button = re.search(rf'<button type="submit" id="take-{label}"[^>]*>(.*?)</button>', text, re.S)
+    line = re.search(rf'<p class="take-consequence" id="take-{label}-consequence">(.*?)</p>', text, re.S)
+    assert button and line, f"take-{label} button or consequence missing"
+    return html.unescape(button.group(1)), html.unescape(line.group(1))
+
+
+def test_screen_shows_the_turns_clinical_context(client, disputed, adjudicator):
+    client.force_login(adjudicator)
+    text = client.get(_url(disputed)).text
+    disputed.refresh_from_db()
+    for value in (disputed.request_explicit_en, disputed.request_implicit_zh, disputed.answer_en):
+        assert html.escape(value) in text, value
+    assert 'class="request-explicit-en"' in text and 'class="answer-zh"' in text
+    (step,) = disputed.steps.filter(idx=0)
+    assert f"<code>{step.tool}</code>" in text  # gold tool call, with its observation below
+    assert 'class="raw-json"' in text
+    assert 'id="rubric"' in text and html.escape(disputed.rubric_items.first().text_en) in text
+    assert 'id="evidence"' in text and 'id="evidence-search"' in text
+    assert 'id="current-date"' in text
+    # The reviews follow the short cards; the long ones (gold calls) come after them.
+    assert text.index('id="turn"') < text.index('id="adjudication"') < text.index('id="rubric"')
+
+
+def test_evidence_fragment_is_the_review_screens(client, disputed, adjudicator, django_assert_max_num_queries):
+    """The evidence aside is the review screen's cached fragment: once either screen rendered it, the other
+    reads it from the cache instead of the record."""
+
+    def lab_queries(url):
+        with django_assert_max_num_queries(200) as captured:
+            response = client.get(url)
+        assert response.status_code == 200 and 'id="evidence"' in response.text
+        return [q for q in captured.captured_queries if "mimic_labevents" in q["sql"]]
+
+    client.force_login(adjudicator)
+    cache.clear()
+    assert lab_queries(_url(disputed))  # cold: read from the record
+    assert not lab_queries(reverse("annotations:turn", args=[disputed.pk]))
+    cache.clear()
+    assert lab_queries(reverse("annotations:turn", args=[disputed.pk]))
+    assert not lab_queries(_url(disputed))
+
+
+def test_side_by_side_cells(client, disputed, adjudicator):
+    client.force_login(adjudicator)
+    before = snapshot(turn=disputed)["answer_zh"]
+    text = client.get(_url(disputed)).text
+    header, current, cell_a, cell_b = _row(text, "answer_zh")
+    assert header == field_label("answer_zh") and 'title="answer_zh"' in text
+    # Whole texts side by side: the current one with removals, B's with insertions, A untouched.
+    # B only inserts a character: nothing of the current text is struck out.
+    assert re.sub(r"<[^>]+>", "", current) == before and "<del" not in current and "<ins>" not in current
+    assert re.sub(r"<[^>]+>", "", cell_b) == NEW_ZH and "<ins>血</ins>" in cell_b and "<del" not in cell_b
+    assert cell_a == "unchanged"
+    assert 'id="adjudication-same-content"' not in text
+    # Only fields a review changes get a row.
+    assert re.findall(r'<tr data-field="([^"]+)">', text) == ["answer_zh"]
+
+
+def test_take_wording_reject_without_changes_and_approve_with_one(client, disputed, adjudicator):
+    client.force_login(adjudicator)
+    text = client.get(_url(disputed)).text
+    assert _take(text, "a") == (
+        "Take review A: reject (translation error)",
+        "If taken: the turn will be rejected; its content stays as it is.",
+    )
+    assert _take(text, "b") == (
+        "Take review B: approve with 1 change",
+        "If taken: the turn will be approved, with this review's 1 change written to it.",
+    )
+
+
+@pytest.fixture
+def reject_with_edits(turn, reviewers):
+    """Review A (rev1) approves as it is; review B (rev2) rejects and edits both answers."""
+    _submit(turn, reviewers[0])
+    _submit(
+        turn,
+        reviewers[1],
+        decision="reject",
+        reject_reason="not_grounded",
+        proposed={"answer_en": "Creatinine 1.6 mg/dL.", "answer_zh": NEW_ZH},
+    )
+    turn.refresh_from_db()
+    assert turn.status == TurnState.NEEDS_ADJUDICATION
+    return turn
+
+
+def test_take_wording_matches_what_taking_does(client, reject_with_edits, adjudicator):
+    """The wording says what services.adjudicate does: taking a rejection with edits rejects the turn
+    and writes the edits."""
+    turn = reject_with_edits
+    client.force_login(adjudicator)
+    text = client.get(_url(turn)).text
+    assert _take(text, "a") == (
+        "Take review A: approve without changes",
+        "If taken: the turn will be approved as it is.",
+    )
+    assert _take(text, "b") == (
+        "Take review B: reject (not grounded in the record)",
+        "If taken: the turn will be rejected, with this review's 2 changes written to it.",
+    )
+    _, current, cell_a, cell_b = _row(text, "answer_en")
+    assert cell_a == "unchanged"
+    # B replaces words: struck out (and attributed to B) in the current text, inserted in B's.
+    assert '<del data-by="B"' in current and "<ins>" in cell_b
+    assert re.sub(r"<[^>]+>", "", cell_b) == "Creatinine 1.6 mg/dL."
+    assert client.post(_url(turn), {"chosen": "b", "base_version": turn.version}).status_code == 200
+    turn.refresh_from_db()
+    assert turn.status == TurnState.REJECTED
+    assert (turn.answer_en, turn.answer_zh) == ("Creatinine 1.6 mg/dL.", NEW_ZH)
+    written = Revision.objects.filter(turn=turn, kind=RevisionKind.ADJUDICATION).values_list("field", flat=True)
+    assert sorted(written) == ["answer_en", "answer_zh"]
+
+
+def test_only_the_decisions_differ(client, turn, reviewers, adjudicator):
+    _submit(turn, reviewers[0])
+    _submit(turn, reviewers[1], decision="reject", reject_reason="unsafe")
+    client.force_login(adjudicator)
+    text = client.get(_url(turn)).text
+    assert 'id="adjudication-same-content"' in text and 'id="adjudication-diffs"' not in text
+    assert _take(text, "b") == (
+        "Take review B: reject (unsafe)",
+        "If taken: the turn will be rejected; its content stays as it is.",
+    )
+
+
+def test_screen_query_count_is_constant(client, disputed, adjudicator, django_assert_max_num_queries):
+    """The context cards read prefetched steps and rubric items: more of them add no queries."""
+    client.force_login(adjudicator)
+    client.get(_url(disputed))  # warm caches (session, evidence fragment)
+    with django_assert_max_num_queries(40) as captured:
+        assert client.get(_url(disputed)).status_code == 200
+    baseline = len(captured)
+    for i in range(5):
+        disputed.steps.create(idx=10 + i, tool="Observation.search", arguments={"code": i}, observation={})
+        disputed.rubric_items.create(idx=10 + i, text_en=f"item {i}", text_zh=f"条目 {i}")
+    with django_assert_max_num_queries(baseline):
+        response = client.get(_url(disputed))
+    assert response.status_code == 200 and "item 4" in response.text

@@ -1,11 +1,14 @@
 """Two reviewers disagree (through the services); the adjudicator takes review A on one turn and
-merges field by field (use B, then edit) on another, in the browser."""
+merges field by field (use B, then edit) on another, in the browser; and, with the turn's clinical context
+and the side-by-side diffs on screen, takes a rejection whose button says so."""
 
 import pytest
+from django.utils import translation
 
 from annotations import services
 from annotations.content import snapshot
 from annotations.models import Adjudication, Revision, RevisionKind, TurnState
+from annotations.templatetags.review_i18n import field_label
 from scenarios.models import Turn
 from tests.e2e.review_helpers import login, user_with_password
 from tests.scenarios.factories import complete_session
@@ -45,7 +48,8 @@ def test_adjudicate_disagreements(page, live_server, screenshot_dir):
     page.click(f"#adjudication-queue a[href='/review/adjudicate/{take.pk}/']")
     page.wait_for_selector("#review-a")
     assert "rev_ann" in page.inner_text("#review-a") and "rev_ben" in page.inner_text("#review-b")
-    assert page.locator("#review-b .diff ins").count() > 0  # B's Chinese answer, character-level diff
+    # B's Chinese answer, character-level insertions in B's cell of the side-by-side table.
+    assert page.locator("#adjudication-diffs tr[data-field=answer_zh] td.diff-proposed[data-review=b] ins").count() > 0
     page.screenshot(path=str(screenshot_dir / "adjudication.png"), full_page=True)
 
     # Take review A: its rejection becomes final.
@@ -77,3 +81,69 @@ def test_adjudicate_disagreements(page, live_server, screenshot_dir):
     page.goto(f"{live_server.url}/review/history/{merge.pk}/")
     page.wait_for_selector(".history-field[data-field=answer_zh]")
     page.screenshot(path=str(screenshot_dir / "adjudication_history.png"), full_page=True)
+
+
+def test_take_a_rejection_with_the_clinical_context_on_screen(page, browser, live_server, screenshot_dir):
+    """A approves with an edit, B rejects: the page shows the context cards and both texts side by side; the
+    take-B button names the rejection, and taking it rejects the turn without A's edit."""
+    from tests.e2e.test_screens import _visit  # imported here: test_screens imports this module
+
+    rev_a, rev_b = user_with_password("rev_amy", "reviewer"), user_with_password("rev_bob", "reviewer")
+    user_with_password("adj_dora", "adjudicator")
+    session = complete_session()
+    for reviewer in (rev_a, rev_b):
+        services.assign(session=session, reviewer=reviewer, by=None)
+    turn = session.turns.get(index=0)
+    services.submit_review(
+        turn=turn, reviewer=rev_a, decision="approve", proposed={"answer_zh": B_ZH}, base_version=turn.version
+    )
+    turn.refresh_from_db()
+    services.submit_review(
+        turn=turn, reviewer=rev_b, decision="reject", reject_reason="not_grounded", base_version=turn.version
+    )
+    turn.refresh_from_db()
+    assert turn.status == TurnState.NEEDS_ADJUDICATION
+    before = snapshot(turn=turn)
+    url = f"{live_server.url}/review/adjudicate/{turn.pk}/"
+    out = screenshot_dir / "screens"
+    out.mkdir(parents=True, exist_ok=True)
+
+    # Chinese UI first (its own browser context): the same screen, in the other language.
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": "django_language", "value": "zh-hans", "url": live_server.url}])
+    zh = context.new_page()
+    login(zh, live_server, "adj_dora")
+    _visit(zh, url, language="zh", shot=out / "adjudication_context_zh.png")
+    assert zh.locator("#adjudication-diffs").is_visible() and zh.locator("#evidence").is_visible()
+    context.close()
+
+    login(page, live_server, "adj_dora")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    text = _visit(page, url, language="en", shot=out / "adjudication_context_en.png")
+    for card in ("#turn", "#rubric", "#evidence", ".step code"):
+        assert page.locator(card).first.is_visible(), card
+    assert before["request_explicit_en"] in page.inner_text("#turn")
+    assert "Observation.search" in text and before["answer_en"] in text
+
+    row = page.locator("#adjudication-diffs tr[data-field=answer_zh]")
+    with translation.override("en"):
+        assert row.locator("th").inner_text() == str(field_label("answer_zh"))  # the human label, not the key
+    assert row.locator("th").get_attribute("title") == "answer_zh"
+    assert row.locator("td.diff-current").inner_text() == before["answer_zh"]
+    cell_a = row.locator("td.diff-proposed[data-review=a]")
+    assert cell_a.is_visible() and cell_a.inner_text() == B_ZH and cell_a.locator("ins").count() > 0
+    assert row.locator("td.diff-unchanged[data-review=b]").inner_text() == "unchanged"
+
+    take_b = page.locator("#take-b")
+    assert take_b.inner_text() == "Take review B: reject (not grounded in the record)"
+    assert page.inner_text("#take-b-consequence") == "If taken: the turn will be rejected; its content stays as it is."
+    assert "approved, with this review's 1 change written to it" in page.inner_text("#take-a-consequence")
+    take_b.click()
+    page.wait_for_selector("#adjudicated")
+    assert "rejected" in page.inner_text("#adjudicated").lower()
+    turn = Turn.objects.get(pk=turn.pk)
+    adjudication = Adjudication.objects.get(turn=turn)
+    assert turn.status == TurnState.REJECTED and adjudication.chosen == "b"
+    assert adjudication.reject_reason == "not_grounded"
+    assert snapshot(turn=turn) == before  # A's edit is not written
+    assert not Revision.objects.filter(turn=turn, kind=RevisionKind.ADJUDICATION).exists()

@@ -1,0 +1,63 @@
+"""The clinical context of a turn shared by the review and adjudication screens: session facts, earlier
+turns, gold tool calls, rubric, patient replies, admission header and the (cached, lazily read) EHR evidence.
+
+Rendered by the ``templates/annotations/_context_*.html`` partials.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from django.utils.functional import SimpleLazyObject
+
+from ehr.selectors import admission_evidence, admission_header
+from scenarios.models import GoldStep, Turn
+
+# How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
+# The record only changes on re-import; this bounds how long a re-imported record can show stale values.
+EVIDENCE_CACHE_SECONDS = 300
+
+# Earlier turns of the session are shown as texts only.
+EARLIER_FIELDS = (
+    "id",
+    "session_id",
+    "index",
+    "task_type",
+    "request_explicit_en",
+    "request_explicit_zh",
+    "answer_en",
+    "answer_zh",
+)
+
+
+def with_context(turns: QuerySet[Turn]) -> QuerySet[Turn]:
+    """``turns`` loaded for :func:`turn_context`: the session joined, steps and rubric prefetched, and the
+    big JSON columns nobody reads on these screens left in the database. The raw observation JSON is
+    fetched when its <details> opens (step_raw), not printed inline."""
+    # Imported here: annotations.views imports this module.
+    from annotations.views.common import SESSION_JSON, TURN_JSON
+
+    steps = Prefetch("steps", queryset=GoldStep.objects.defer("dependency_list", "extra"))
+    return turns.select_related("session").defer(*SESSION_JSON, *TURN_JSON).prefetch_related(steps, "rubric_items")
+
+
+def turn_context(*, turn: Turn) -> dict[str, Any]:
+    """Template context of the ``_context_*`` partials for ``turn`` (loaded with :func:`with_context`)."""
+    session = turn.session
+    return {
+        "session": session,
+        "earlier": list(session.turns.filter(index__lt=turn.index).order_by("index").only(*EARLIER_FIELDS)),
+        "steps": sorted(turn.steps.all(), key=lambda s: s.idx),
+        "rubric": sorted(turn.rubric_items.all(), key=lambda r: r.idx),
+        "patient_replies": [
+            a for a in session.patient_agent_annotations or [] if isinstance(a, dict) and a.get("turn") == turn.index
+        ],
+        **admission_header(subject_id=session.subject_id, hadm_id=session.hadm_id),
+        # Read only when the template's evidence fragment is not cached (it is shared by every turn of the
+        # session, every reviewer and both screens: the record at a given date does not change between imports).
+        "EVIDENCE_CACHE_SECONDS": EVIDENCE_CACHE_SECONDS,
+        "evidence": SimpleLazyObject(
+            lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)
+        ),
+    }
