@@ -7,6 +7,7 @@ assigned review of it is submitted. Until then another reviewer is "another revi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import F
@@ -25,23 +26,39 @@ def _revealed(assigned: set[int], reviews: list[Review]) -> bool:
     return bool(assigned) and assigned <= {r.reviewer_id for r in reviews if r.submitted}
 
 
-def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:
-    """``(reviews user may see, whether user is assigned to the turn's session)``; the second is None
-    for adjudicators and admins, who see every review (not looked up). Two queries."""
-    reviews = (
+@dataclass(frozen=True)
+class Visibility:
+    """What ``user`` may know of the reviews of one turn: the reviews they may see, whether they are an
+    assigned reviewer (None for adjudicators and admins, not looked up) and the users hidden from them."""
+
+    reviews: list[Review]
+    assigned: bool | None
+    hidden: frozenset[int]
+
+
+def visibility(*, turn: Turn, user: Any) -> Visibility:
+    """The blind rule for ``user`` on ``turn``, in two queries (reviews, assignments): a screen that shows
+    reviews, comments and the lease banner reads it once."""
+    reviews = list(
         Review.objects.filter(turn=turn)
         .select_related("reviewer")
         .order_by(F("submitted_at").asc(nulls_last=True), "pk")
     )
     if is_adjudicator(user):
-        return list(reviews), None
+        return Visibility(reviews=reviews, assigned=None, hidden=frozenset())
     assigned = assigned_ids(turn=turn)
+    revealed = _revealed(assigned, [r for r in reviews if r.reviewer_id in assigned])
+    hidden = frozenset() if revealed else frozenset(assigned - {user.pk})
     if user.pk not in assigned:
-        return [], False
-    reviews = list(reviews)
-    if _revealed(assigned, reviews):
-        return reviews, True
-    return [r for r in reviews if r.reviewer_id == user.pk], True
+        return Visibility(reviews=[], assigned=False, hidden=hidden)
+    mine = reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk]
+    return Visibility(reviews=mine, assigned=True, hidden=hidden)
+
+
+def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:
+    """``(reviews user may see, whether user is assigned to the turn's session)``: see :func:`visibility`."""
+    seen = visibility(turn=turn, user=user)
+    return seen.reviews, seen.assigned
 
 
 def hidden_users(*, turn: Turn, user: Any) -> set[int]:
@@ -55,7 +72,7 @@ def hidden_users(*, turn: Turn, user: Any) -> set[int]:
     return assigned - {user.pk}
 
 
-def visible_comments(*, turn: Turn, user: Any, hidden: set[int] | None = None) -> list[Comment]:
+def visible_comments(*, turn: Turn, user: Any, hidden: set[int] | frozenset[int] | None = None) -> list[Comment]:
     """The turn's comments, oldest first, without the co-reviewers' while the review is blind
     (``hidden``: :func:`hidden_users`, when the caller has it)."""
     comments = Comment.objects.filter(turn=turn).select_related("author")
@@ -65,7 +82,7 @@ def visible_comments(*, turn: Turn, user: Any, hidden: set[int] | None = None) -
     return list(comments)
 
 
-def user_label(*, turn: Turn, viewer: Any, other: Any, hidden: set[int] | None = None) -> str:
+def user_label(*, turn: Turn, viewer: Any, other: Any, hidden: set[int] | frozenset[int] | None = None) -> str:
     """``other``'s username as ``viewer`` may see it on ``turn``: "another reviewer" while blind."""
     if other is None:
         return ""

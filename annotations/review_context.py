@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Prefetch, QuerySet
 from django.utils.functional import SimpleLazyObject
 
@@ -17,6 +18,10 @@ from scenarios.models import GoldStep, Turn
 # How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
 # The record only changes on re-import; this bounds how long a re-imported record can show stale values.
 EVIDENCE_CACHE_SECONDS = 300
+# How long the review screen reuses its rendered content cards (request, gold calls, patient replies, answer,
+# rubric), keyed by turn, version and UI language: every content write goes through
+# annotations.services.edits.apply_content, which bumps the version, so a new version renders anew.
+CONTENT_CACHE_SECONDS = 300
 
 # Earlier turns of the session are shown as texts only.
 EARLIER_FIELDS = (
@@ -42,6 +47,15 @@ def with_context(turns: QuerySet[Turn]) -> QuerySet[Turn]:
     return turns.select_related("session").defer(*SESSION_JSON, *TURN_JSON).prefetch_related(steps, "rubric_items")
 
 
+def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
+    """The patient and admission rows, cached like the evidence fragment (they change only on re-import)."""
+    return cache.get_or_set(
+        f"review-header:{subject_id}:{hadm_id}",
+        lambda: admission_header(subject_id=subject_id, hadm_id=hadm_id),
+        EVIDENCE_CACHE_SECONDS,
+    )
+
+
 def turn_context(*, turn: Turn) -> dict[str, Any]:
     """Template context of the ``_context_*`` partials for ``turn`` (loaded with :func:`with_context`)."""
     session = turn.session
@@ -53,10 +67,11 @@ def turn_context(*, turn: Turn) -> dict[str, Any]:
         "patient_replies": [
             a for a in session.patient_agent_annotations or [] if isinstance(a, dict) and a.get("turn") == turn.index
         ],
-        **admission_header(subject_id=session.subject_id, hadm_id=session.hadm_id),
+        **_header(subject_id=session.subject_id, hadm_id=session.hadm_id),
         # Read only when the template's evidence fragment is not cached (it is shared by every turn of the
         # session, every reviewer and both screens: the record at a given date does not change between imports).
         "EVIDENCE_CACHE_SECONDS": EVIDENCE_CACHE_SECONDS,
+        "CONTENT_CACHE_SECONDS": CONTENT_CACHE_SECONDS,
         "evidence": SimpleLazyObject(
             lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)
         ),

@@ -18,7 +18,7 @@ from scenarios.models import Turn
 
 
 def lease_context(
-    *, turn: Turn, user: Any, lease: Lease | bool | None = False, hidden: set[int] | None = None
+    *, turn: Turn, user: Any, lease: Lease | bool | None = False, hidden: set[int] | frozenset[int] | None = None
 ) -> dict[str, Any]:
     """``lease_state``: ``mine`` (renewed by a heartbeat), ``other`` (someone else's live lease) or ``none``;
     ``lease_holder``: the holder's name as the user may see it (blind review: "another reviewer")."""
@@ -40,15 +40,18 @@ def actions_context(
     editor_open: bool = False,
     assigned: bool | None = None,
     review_known: bool = False,
+    hidden: set[int] | frozenset[int] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """``assigned``: whether the user reviews the turn's session, when the caller already knows it;
-    ``review_known``: ``my_review`` is the user's review as read by the caller (None: they have none)."""
+    ``review_known``: ``my_review`` is the user's review as read by the caller (None: they have none);
+    ``hidden``: :func:`annotations.blind.hidden_users`, when the caller has it."""
     user = request.user
     can_review = is_assigned(turn=turn, user=user) if assigned is None else assigned
     if my_review is None and can_review and not review_known:
         my_review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
-    hidden = blind.hidden_users(turn=turn, user=user)  # once for comments and the lease banner
+    if hidden is None:  # once for comments and the lease banner
+        hidden = blind.hidden_users(turn=turn, user=user)
     current = tc.snapshot(turn=turn)
     drafting = bool(can_review and my_review and my_review.proposed and not my_review.submitted)
     shown = my_review.proposed if drafting else current

@@ -6,13 +6,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Q, Value
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import escape
 from django.utils.translation import get_language
 
-from annotations import review_context, selectors
+from annotations import blind, review_context, selectors
 from annotations.roles import is_adjudicator
 from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import turn_for, visible_turns
@@ -41,16 +41,19 @@ def _neighbours(user: Any, turn: Turn) -> tuple[int | None, int | None]:
     turns = visible_turns(user)
     after = Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index)
     before = Q(session__record_id__lt=record_id) | Q(session__record_id=record_id, index__lt=index)
-    nxt = turns.filter(after).order_by("session__record_id", "index").values_list("pk", flat=True).first()
-    prev = turns.filter(before).order_by("-session__record_id", "-index").values_list("pk", flat=True).first()
-    return prev, nxt
+    # One query (a UNION of the two one-row lookups): this screen is the most requested page.
+    nxt = turns.filter(after).order_by("session__record_id", "index").annotate(side=Value(1))
+    prev = turns.filter(before).order_by("-session__record_id", "-index").annotate(side=Value(0))
+    found = dict(nxt.values_list("side", "pk")[:1].union(prev.values_list("side", "pk")[:1], all=True))
+    return found.get(0), found.get(1)
 
 
 @login_required
 def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     turn = get_object_or_404(review_context.with_context(visible_turns(request.user)), pk=pk)
     prev, nxt = _neighbours(request.user, turn)
-    reviews, assigned = selectors.review_visibility(turn=turn, user=request.user)
+    seen = blind.visibility(turn=turn, user=request.user)  # reviews, comments and lease banner: read once
+    reviews = seen.reviews
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
     my_review = next((r for r in reviews if r.reviewer_id == request.user.pk), None)
     # A submission from this screen reloads it (HX-Refresh): its message and warnings are shown again.
@@ -63,7 +66,15 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
         "next": nxt,
         "guideline": selectors.guideline_for(language=get_language() or "en"),
         **undo_offer(request),
-        **actions_context(request, turn, my_review=my_review, assigned=assigned, review_known=True, **after_submit),
+        **actions_context(
+            request,
+            turn,
+            my_review=my_review,
+            assigned=seen.assigned,
+            review_known=True,
+            hidden=seen.hidden,
+            **after_submit,
+        ),
     }
     return render(request, "annotations/review.html", context)
 
