@@ -21,3 +21,41 @@ def login(page, live_server, username: str) -> None:
     page.click("button[type=submit]")
     page.wait_for_load_state()
     assert "/accounts/login/" not in page.url, f"login of {username} failed"
+
+
+def superuser_with_password(username: str):
+    """An admin-role user who may also open the Django admin."""
+    user = user_with_password(username, "admin")
+    user.is_staff = user.is_superuser = True
+    user.save()
+    return user
+
+
+def open_editor(page) -> None:
+    """Open the review screen's editor (takes or shows the lease)."""
+    page.wait_for_selector("#edit-panel")
+    page.click("#edit-panel > summary")
+    page.wait_for_selector("#edit-panel[open] #lease", state="attached")
+
+
+# Posts the page's edit form ``count`` times at once (each with its own answer text) as htmx would, and
+# leaves the promise of their outcomes in ``window.__draftSaves`` (await it with page.evaluate).
+_FIRE_DRAFT_SAVES = """([count, label]) => {
+  const form = document.querySelector('#edit-form');
+  const save = (i) => {
+    const data = new FormData(form);
+    data.set('answer_en', `draft ${i} by ${label}`);
+    data.set('draft', '1');
+    return fetch(form.getAttribute('hx-post'), {method: 'POST', body: data, headers: {'HX-Request': 'true'}})
+      .then(async (r) => {
+        const html = await r.text();
+        return {status: r.status, saved: html.includes('Draft saved.'), conflict: html.includes('id="merge-form"')};
+      })
+      .catch((e) => ({status: 0, error: String(e), saved: false, conflict: false}));
+  };
+  window.__draftSaves = Promise.all(Array.from({length: count}, (_, i) => save(i)));
+}"""
+
+
+def fire_draft_saves(page, *, count: int, label: str) -> None:
+    page.evaluate(_FIRE_DRAFT_SAVES, [count, label])
