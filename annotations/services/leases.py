@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotations.models import Lease
-from annotations.services.errors import LeaseHeld
+from annotations.services.errors import InvalidState, LeaseHeld
 from scenarios.models import Turn
 
 DEFAULT_TTL = dt.timedelta(minutes=2)
@@ -18,7 +18,8 @@ DEFAULT_TTL = dt.timedelta(minutes=2)
 
 def _locked(turn: Turn) -> Lease | None:
     # The turn row serialises lease changes (the lease row may not exist yet to lock it).
-    Turn.objects.select_for_update().only("pk").get(pk=turn.pk)
+    if not list(Turn.objects.select_for_update().filter(pk=turn.pk).values_list("pk", flat=True)):
+        raise InvalidState("this turn no longer exists")
     return Lease.objects.select_related("holder").filter(turn=turn).first()
 
 

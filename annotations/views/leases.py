@@ -8,7 +8,7 @@ keeps trying to take the lease over once it lapses.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
@@ -26,6 +26,8 @@ def lease(request: HttpRequest, pk: int) -> HttpResponse:
         held = services.acquire_lease(turn=turn, user=request.user)
     except services.LeaseHeld:
         context = lease_context(turn=turn, user=request.user)
+    except services.InvalidState as gone:  # deleted since turn_for read it
+        raise Http404(str(gone)) from gone
     else:
         context = lease_context(turn=turn, user=request.user, lease=held)
     # The heartbeat: the banner posts here again every 30 s while the editor is open.
@@ -36,5 +38,8 @@ def lease(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def release_lease(request: HttpRequest, pk: int) -> HttpResponse:
     turn = turn_for(request, pk, light=True)
-    services.release(turn=turn, user=request.user)
+    try:
+        services.release(turn=turn, user=request.user)
+    except services.InvalidState as gone:
+        raise Http404(str(gone)) from gone
     return render(request, "annotations/_lease.html", {"turn": turn, "lease": None, "lease_state": "none"})

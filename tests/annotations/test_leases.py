@@ -31,3 +31,13 @@ def test_renew_extends_and_release_frees(turn, reviewers):
     assert services.release(turn=turn, user=reviewers[1]) is False
     assert services.release(turn=turn, user=reviewers[0]) is True
     assert services.acquire_lease(turn=turn, user=reviewers[1]).holder == reviewers[1]
+
+
+def test_lease_calls_on_a_deleted_turn_say_so(turn, reviewers):
+    # A page left open while its turn was deleted (a re-import): its heartbeat or release must not 500.
+    services.acquire_lease(turn=turn, user=reviewers[0])
+    Lease.objects.filter(turn=turn).delete()
+    turn.session.delete()
+    for call in (services.acquire_lease, services.release):
+        with pytest.raises(services.InvalidState, match="no longer exists"):
+            call(turn=turn, user=reviewers[0])
