@@ -2,13 +2,16 @@
 text checks the ``rules`` judge scores with (:mod:`evaluation.judges.rules`) and the generator's
 ``self_rubric`` gate runs on gold answers, so both read an answer the same way.
 
-Each check returns ``(passed, reason)``; the reason is written for a physician (phrases quoted “so”).
+Each check returns ``(passed, reason)``; the reason is written for a physician (phrases quoted “so”), in
+English as stored, from :mod:`scenarios.rubric_reasons` (which shows it in the UI language).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from scenarios.rubric_reasons import reason
 
 # Not \w before the number: in Chinese a number follows a character directly ("肌酐0.9 mg/dL").
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d+(?:[.,]\d+)?")
@@ -61,14 +64,14 @@ def check_value_unit(*, answer: str, value: float, unit: str, tolerance: float =
         if not (_close(number, value, tolerance, places) or _close(abs(number), abs(value), tolerance, places)):
             continue
         if not unit_key:
-            return True, f"found {match.group()}"
+            return True, reason("found", number=match.group())
         after = squash(answer[match.end() : match.end() + len(unit) + _UNIT_WINDOW])
         if after.startswith(unit_key):
-            return True, f"found {match.group()} {unit}"
+            return True, reason("found_with_unit", number=match.group(), unit=unit)
         # A list of values whose unit is stated once in the same sentence ("Potassium (mEq/L): 5.4, 5.3").
         if unit_key in squash(_sentence(answer, match.start(), match.end())):
-            return True, f"found {match.group()} with {unit} in the same sentence"
-    return False, f"no {value} {unit} (±{tolerance}) in the answer"
+            return True, reason("found_in_sentence", number=match.group(), unit=unit)
+    return False, reason("value_missing", value=value, unit=unit, tolerance=tolerance)
 
 
 def quoted(phrases: list[str]) -> str:
@@ -84,8 +87,8 @@ def check_term(*, answer: str, phrases: list[str]) -> tuple[bool, str]:
     low = answer.lower()
     for phrase in phrases:
         if phrase.lower() in low:
-            return True, f"mentions {quoted([phrase])}"
-    return False, f"none of {quoted(phrases)} in the answer"
+            return True, reason("mentions", phrase=quoted([phrase]))
+    return False, reason("mentions_none", phrases=quoted(phrases))
 
 
 def _negated(text: str, start: int) -> bool:
@@ -102,5 +105,5 @@ def check_must_not_recommend(*, answer: str, phrases: list[str]) -> tuple[bool, 
         needle = phrase.lower()
         for match in re.finditer(re.escape(needle), low):
             if not _negated(low, match.start()) and not _NEGATED_AFTER.search(low[match.end() :]):
-                return False, f"recommends {quoted([phrase])}"
-    return True, "does not recommend any of the listed actions"
+                return False, reason("recommends", phrase=quoted([phrase]))
+    return True, reason("recommends_none")

@@ -9,10 +9,12 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotations.guidelines import render_markdown
 from annotations.models import TurnState
+from evaluation.judges import is_model_judge
+from scenarios.rubric_reasons import display_reason, readable_code, value_text
 
 register = template.Library()
 
@@ -42,6 +44,208 @@ FIELDS = {
     "status": gettext_lazy("Status"),
 }
 EMPTY = "—"
+# The other stored codes a screen shows, by kind (the ``code_label`` filter's argument).
+CODES: dict[str, dict[str, Any]] = {
+    "scenario": SCENARIOS,
+    "task_type": TASK_TYPES,
+    "variant": VARIANTS,
+    "stage": STAGES,
+    "language": LANGUAGES,
+    "subtype": {
+        "NA": gettext_lazy("Nominal anaphora"),
+        "PE": gettext_lazy("Predicate ellipsis"),
+        "AE": gettext_lazy("Abstract/event anaphora"),
+        # A run summary's slice of turns without a subtype (evaluation.metrics keys it str(None)).
+        "None": gettext_lazy("No subtype"),
+    },
+    "tool_source": {
+        "ehr": gettext_lazy("EHR tools"),
+        "patient": gettext_lazy("Patient questions"),
+        "mixed": gettext_lazy("EHR and patient"),
+        "write": gettext_lazy("Write tools"),
+    },
+    # A tool's kind in a trace (ehr.fhir.params): the tool sources, plus the harness's own tools.
+    "tool_kind": {
+        "ehr": gettext_lazy("EHR tool"),
+        "patient": gettext_lazy("patient question"),
+        "write": gettext_lazy("write tool"),
+        "control": gettext_lazy("control tool"),
+        "unknown": gettext_lazy("unknown tool"),
+    },
+    "workup_mode": {"parallel": gettext_lazy("Parallel work-up"), "adaptive": gettext_lazy("Adaptive work-up")},
+    # How an agent turn ended (evaluation.agent, evaluation.protocols.release).
+    "end_reason": {
+        "answer": gettext_lazy("the answer"),
+        "empty_answer": gettext_lazy("an empty answer"),
+        "step_limit": gettext_lazy("the step limit"),
+        "prepare_to_answer": gettext_lazy("the request to answer now"),
+        "model_error": gettext_lazy("model output the server could not parse"),
+        "infra_error": gettext_lazy("an infrastructure error"),
+    },
+    # Why a tool call was not run.
+    "skipped": {"step_limit": gettext_lazy("not run: step limit reached")},
+    "replay": {
+        "hit": gettext_lazy("replayed"),
+        "miss": gettext_lazy("replay miss"),
+        "live": gettext_lazy("live patient"),
+    },
+    # TurnResult.infra_error (evaluation.agents.llm); ``http_<status>`` is worded by code_label.
+    "infra_error": {
+        "timeout": gettext_lazy("endpoint timeout"),
+        "connection": gettext_lazy("connection error"),
+        "malformed_response": gettext_lazy("malformed endpoint response"),
+    },
+    "run_status": {
+        "running": gettext_lazy("running"),
+        "finished": gettext_lazy("finished"),
+        "partial": gettext_lazy("partial"),
+        "failed": gettext_lazy("failed"),
+        "interrupted": gettext_lazy("interrupted"),
+    },
+    # Slices of a run summary (evaluation.metrics) and of the calibration agreement table.
+    "dimension": {
+        "language": gettext_lazy("Language"),
+        "scenario": gettext_lazy("Scenario"),
+        "tier": gettext_lazy("Tier"),
+        "task_type": gettext_lazy("Task type"),
+        "subtype": gettext_lazy("Subtype"),
+        "tool_source": gettext_lazy("Tool source"),
+        "variant": gettext_lazy("Variant"),
+        "item": gettext_lazy("Rubric item"),
+        "all": gettext_lazy("all"),
+    },
+    "item_kind": {
+        "safety": gettext_lazy("safety"),
+        "non-safety": gettext_lazy("non-safety"),
+        "all": gettext_lazy("all"),
+    },
+    "persona_key": {
+        "health_literacy": gettext_lazy("health literacy"),
+        "adherence": gettext_lazy("adherence"),
+        "anxiety_level": gettext_lazy("anxiety level"),
+        "info_completeness": gettext_lazy("information given"),
+        "critical_triggers": gettext_lazy("reveals the critical fact when asked about"),
+    },
+    "persona_value": {
+        "low": pgettext_lazy("patient persona", "low"),
+        "medium": pgettext_lazy("patient persona", "medium"),
+        "high": pgettext_lazy("patient persona", "high"),
+        "good": pgettext_lazy("patient persona", "good"),
+        "partial": pgettext_lazy("patient persona", "partial"),
+        "poor": pgettext_lazy("patient persona", "poor"),
+        "full": pgettext_lazy("patient persona", "full"),
+        "critical_withheld": pgettext_lazy("patient persona", "withholds a critical fact"),
+    },
+}
+# A run's protocol settings (evaluation.protocols.ProtocolSettings), on the run page.
+CODES["protocol_setting"] = {
+    "literacy": gettext_lazy("patient literacy"),
+    "bounds": gettext_lazy("record bounds"),
+    "max_steps": gettext_lazy("step limit"),
+    "temperature": gettext_lazy("temperature"),
+    "max_tokens": gettext_lazy("output token limit"),
+    "observations": gettext_lazy("observations"),
+    "judge_mode": gettext_lazy("judge mode"),
+    "patient_replay": gettext_lazy("patient replies"),
+    "prompt_hash": gettext_lazy("judge prompt hash"),
+}
+CODES["protocol_value"] = {
+    "low": pgettext_lazy("protocol setting", "low"),
+    "medium": pgettext_lazy("protocol setting", "medium"),
+    "high": pgettext_lazy("protocol setting", "high"),
+    "strict": pgettext_lazy("protocol setting", "strict"),
+    "release": pgettext_lazy("protocol setting", "as released"),
+    "json": pgettext_lazy("protocol setting", "JSON"),
+    "compact": pgettext_lazy("protocol setting", "compact text"),
+    "rules": pgettext_lazy("protocol setting", "rules judge"),
+    "physreview": pgettext_lazy("protocol setting", "PhysReview"),
+    "arguments": pgettext_lazy("protocol setting", "replayed by arguments"),
+    "order": pgettext_lazy("protocol setting", "replayed in call order"),
+    "live": pgettext_lazy("protocol setting", "live patient"),
+}
+CODES["judge"] = {
+    "rules": gettext_lazy("rules judge"),
+    "rules (compiled)": gettext_lazy("rules judge, compiled checks"),
+}
+JOINED = frozenset({"language", "variant"})
+_HTTP = re.compile(r"^http_(\d{3})$")
+# Values a slice's entries are keyed by, per dimension (a tier is "1": shown as L1).
+_SLICE_VALUES = {"language": "language", "scenario": "scenario", "task_type": "task_type", "subtype": "subtype"}
+_SLICE_VALUES |= {"tool_source": "tool_source", "variant": "variant", "item": "item_kind", "all": "item_kind"}
+# Generation bookkeeping, not what the patient is like (kept in the JSON, not shown as persona).
+PERSONA_HIDDEN = frozenset({"seed", "critical_fact_id"})
+
+
+def label_of(*, kind: str, code: Any) -> str:
+    """The UI label of a stored code of ``kind`` (a key of ``CODES``); an unknown code as words, never raw.
+
+    Judge names are names (a model's): an unknown one stays as it is. ``en+zh`` (a run's languages or
+    variants) is labelled part by part."""
+    if code is None or code == "":
+        return EMPTY
+    label = CODES.get(kind, {}).get(str(code))
+    if label is not None:
+        return str(label)
+    if kind == "judge":
+        return str(code)
+    if kind in JOINED and "+" in str(code):
+        return " + ".join(label_of(kind=kind, code=part) for part in str(code).split("+"))
+    http = _HTTP.match(str(code)) if kind == "infra_error" else None
+    if http:
+        return _("endpoint HTTP error %(status)s") % {"status": http.group(1)}
+    return readable_code(code)
+
+
+@register.filter
+def code_label(value: Any, kind: str) -> str:
+    """``{{ call.kind|code_label:"tool_kind" }}``: one filter for every code table above."""
+    return label_of(kind=kind, code=value)
+
+
+@register.filter
+def slice_value(value: Any, dimension: str) -> str:
+    """A slice entry's value under its dimension: ``"1"`` of ``tier`` → "L1", ``"CR"`` of ``task_type`` → label."""
+    if dimension == "tier":
+        return f"L{value}"
+    if dimension == "task_type":
+        return task_type_label(value)
+    kind = _SLICE_VALUES.get(dimension)
+    return label_of(kind=kind, code=value) if kind else str(value)
+
+
+@register.filter
+def persona_text(persona: Any) -> str:
+    """A persona dict as "health literacy: low · anxiety level: high" in the UI language ("—" when empty)."""
+    if not isinstance(persona, dict):
+        return EMPTY
+    parts = []
+    for key, value in persona.items():
+        if key in PERSONA_HIDDEN or value in (None, "", [], {}):
+            continue
+        if isinstance(value, str):
+            shown = label_of(kind="persona_value", code=value)
+        elif isinstance(value, list | tuple):
+            shown = ", ".join(str(v) for v in value)
+        else:
+            shown = value_text(value)
+        parts.append(f"{label_of(kind='persona_key', code=key)}: {shown}")
+    return " · ".join(parts) or EMPTY
+
+
+@register.filter
+def judge_reason(reason: Any, judge: str | None = None) -> str:
+    """A stored judge reason in the UI language (the harness's English shapes); other text as it is.
+
+    ``judge`` named and a model: its reason is the model's own text, never reworded."""
+    if is_model_judge(judge):
+        return "" if reason is None else str(reason)
+    return display_reason(reason)
+
+
+@register.filter
+def model_judge(name: str | None) -> bool:
+    """``{% if run.judge|model_judge %}``: the judge's reasons are model text (the page says so)."""
+    return is_model_judge(name)
 
 
 @register.filter
@@ -136,7 +340,9 @@ def check_sentence(check: Any) -> str:
         phrases = _phrases([*check.get("en", []), *check.get("zh", [])])
         return _("does not recommend %(phrases)s") % {"phrases": phrases}
     if kind == "write_call":
-        params = "; ".join(f"{k} = {v}" for k, v in (check.get("params") or {}).items())
+        params = "; ".join(
+            f"{k} = {v if isinstance(v, str) else value_text(v)}" for k, v in (check.get("params") or {}).items()
+        )
         text = _("calls %(tool)s") % {"tool": check.get("tool", "")}
         return _("%(call)s with %(params)s") % {"call": text, "params": params} if params else text
     return str(kind)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotations.templatetags.review_i18n import label_of
 from evaluation.results.selectors import Column
+
+# Text cells holding stored codes: shown as labels on the pages (the downloads keep the codes).
+LABELLED = {"language": "language", "variant": "variant"}
 
 
 def value_text(value: Any, *, percent: bool) -> str:
@@ -27,8 +31,14 @@ def delta_class(delta: float | None) -> str:
     return "delta-up" if delta > 0 else "delta-down"
 
 
+def _cell_text(row: dict[str, Any], col: Column) -> str:
+    if col.key in LABELLED:
+        return label_of(kind=LABELLED[col.key], code=row.get(col.key))
+    return value_text(row.get(col.key), percent=col.percent)
+
+
 def with_cells(row: dict[str, Any], cols: list[Column]) -> dict[str, Any]:
-    cells = [{"key": c.key, "numeric": c.numeric, "text": value_text(row.get(c.key), percent=c.percent)} for c in cols]
+    cells = [{"key": c.key, "numeric": c.numeric, "text": _cell_text(row, c)} for c in cols]
     return {**row, "cells": cells}
 
 

@@ -15,21 +15,15 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 
+from annotations.templatetags.review_i18n import label_of, slice_value
 from evaluation.models import EvalRun, TurnResult
 from evaluation.results import charts, exports, present, selectors
 from evaluation.results.gold import gold_turn
-from scenarios.models import Scenario, Subtype, TaskType, ToolSource
 
 DEFAULT_SORT, DEFAULT_DIR = "id", "desc"
 TURNS_PER_PAGE = 50
-SLICE_CHARTS = (
-    ("scenario", dict(Scenario.choices)),
-    ("tier", {str(t): f"L{t}" for t in (1, 2, 3)}),
-    ("task_type", dict(TaskType.choices)),
-    ("subtype", dict(Subtype.choices)),
-    ("tool_source", dict(ToolSource.choices)),
-    ("variant", {}),
-)
+# Slice dimensions charted on the run page; bar labels in the UI language (review_i18n.slice_value).
+SLICE_CHARTS = ("scenario", "tier", "task_type", "subtype", "tool_source", "variant")
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "json": "application/json",
@@ -64,7 +58,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     cost_chart = charts.scatter_chart(
         title=_("Score (mRS, all tiers) against cost"),
         points=[
-            {"label": f"#{r['id']} {r['model']} {lang}", "x": r["cost"], "y": r["mrs_all"][lang]}
+            {
+                "label": f"#{r['id']} {r['model']} {label_of(kind='language', code=lang)}",
+                "x": r["cost"],
+                "y": r["mrs_all"][lang],
+            }
             for r in rows
             for lang in selectors.LANGUAGES
             if r["mrs_all"][lang] is not None
@@ -77,7 +75,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "headers": _header_links(sort, direction),
         "sort": sort,
         "direction": direction,
-        "languages": [lang.upper() for lang in selectors.LANGUAGES],
+        "languages": [label_of(kind="language", code=lang) for lang in selectors.LANGUAGES],
         "cost_chart": cost_chart,
         "any_cost": any(r["cost"] is not None for r in rows),
         "protocols": selectors.protocols_of(rows),
@@ -111,13 +109,13 @@ def compare(request: HttpRequest) -> HttpResponse:
 def _slice_charts(summary: dict[str, Any]) -> list[Any]:
     slices = summary.get("slices") or {}
     out = []
-    for dim, labels in SLICE_CHARTS:
+    for dim in SLICE_CHARTS:
         entries = slices.get(dim) or {}
         if not entries:
             continue
         bars = [
             {
-                "label": labels.get(value, value),
+                "label": slice_value(value, dim),
                 "note": f"n={entry.get('n_turns', 0)}",
                 "values": [entry.get("mean_turn_score"), (entry.get("pass_at_turn") or {}).get("0.6")],
             }
@@ -137,7 +135,9 @@ def _slice_charts(summary: dict[str, Any]) -> list[Any]:
 
 def _pass_hat_chart(summary: dict[str, Any]) -> Any:
     series = {
-        lang: [(int(k), v) for k, v in sorted((m.get("pass_hat_k") or {}).items(), key=lambda kv: int(kv[0]))]
+        label_of(kind="language", code=lang): [
+            (int(k), v) for k, v in sorted((m.get("pass_hat_k") or {}).items(), key=lambda kv: int(kv[0]))
+        ]
         for lang, m in (summary.get("metrics") or {}).items()
     }
     return charts.line_chart(title=_("pass^k against k (τ = 0.75)"), series=series, x_label="k", y_label="pass^k")
@@ -150,7 +150,7 @@ def _lang_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
         cells = [
             (h, present.value_text(selectors.dig(m, path), percent=True)) for _k, h, path in selectors.PAPER_COLUMNS
         ]
-        cells.append(("mRS all", present.value_text(selectors.dig(m, ("mRS", "all")), percent=True)))
+        cells.append(("mRS " + _("all"), present.value_text(selectors.dig(m, ("mRS", "all")), percent=True)))
         cells.append(("pass^k", present.value_text(selectors.max_k(m), percent=True)))
         cells.append((_("Safety failures"), present.value_text(m.get("safety_failure_rate"), percent=True)))
         counts = f"{m.get('n_sessions', 0)} / {m.get('n_turns', 0)} / {m.get('n_turns_scored', 0)}"

@@ -59,3 +59,21 @@ _FIRE_DRAFT_SAVES = """([count, label]) => {
 
 def fire_draft_saves(page, *, count: int, label: str) -> None:
     page.evaluate(_FIRE_DRAFT_SAVES, [count, label])
+
+
+def leave_pages(*contexts, turn, timeout: float = 10.0) -> None:
+    """Leave every page of ``contexts`` and wait until their lease releases (sent as beacons on pagehide) are
+    done, then close the contexts: a release still running when the test database is flushed deadlocks
+    with the flush's TRUNCATE."""
+    import time
+
+    from annotations.models import Lease
+
+    for context in contexts:
+        for page in context.pages:
+            page.goto("about:blank")
+    deadline = time.monotonic() + timeout
+    while Lease.objects.filter(turn=turn).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for context in contexts:
+        context.close()

@@ -11,7 +11,14 @@ from django.utils import timezone
 from annotations import services
 from annotations.models import Lease, Review, Revision, RevisionKind
 from scenarios.models import Turn
-from tests.e2e.review_helpers import fire_draft_saves, login, open_editor, superuser_with_password, user_with_password
+from tests.e2e.review_helpers import (
+    fire_draft_saves,
+    leave_pages,
+    login,
+    open_editor,
+    superuser_with_password,
+    user_with_password,
+)
 from tests.scenarios.factories import complete_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -155,8 +162,7 @@ def test_partial_merge_leaves_the_other_conflict_open_and_says_so(browser, live_
         alice.wait_for_selector("#actions")
         assert alice.locator("#unapplied").count() == 0
     finally:
-        alice_ctx.close()
-        bob_ctx.close()
+        leave_pages(alice_ctx, bob_ctx, turn=turn)
     turn = Turn.objects.get(pk=turn.pk)
     assert (turn.answer_en, turn.answer_zh) == ("Bob's English answer.", "爱丽丝的中文回答。")
 

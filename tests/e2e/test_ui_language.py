@@ -1,9 +1,20 @@
-"""Switch the UI to Simplified Chinese from the header: labels change, turn content stays in its own language."""
+"""Switch the UI to Simplified Chinese from the header: labels change, turn content stays in its own language.
+
+The results walk needs the Chinese entries of /tmp/out/B_zh.po in the catalogue (judge reasons, code labels).
+"""
+
+import json
+import re
 
 import pytest
+from django.core.management import call_command
 
 from annotations import services
+from evaluation.calibration import services as calibration
+from evaluation.models import EvalRun, TurnResult
 from tests.annotations.conftest import make_user
+from tests.e2e.review_helpers import login, user_with_password
+from tests.evaluation.conftest import make_sessions
 from tests.scenarios.factories import complete_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -76,3 +87,104 @@ def test_switch_ui_to_chinese_and_back(page, live_server, screenshot_dir, demo_c
     page.goto(f"{live_server.url}/review/")
     page.wait_for_selector("h1:has-text('My queue')")
     assert "Dashboard" in page.inner_text(".topbar nav")
+
+
+# English a physician must not meet on a Chinese results page: the rules judge's wording and raw codes.
+RESULTS_LEFTOVERS = (
+    "in the answer",
+    "called with",
+    "called, but not",
+    "mentions “",
+    "none of “",
+    "recommends “",
+    "does not recommend",
+    "machine-checkable",
+    "compiled (",
+    "found ",
+    "Scores by",
+    "mean turn score",
+)
+CODE_WORDS = re.compile(
+    r"\b(?:ehr|mixed|write|control|finished|partial|explicit|implicit|step_limit|prepare_to_answer|"
+    r"diagnostic_workup|med_safety|treatment_response|discharge_planning|task_type|tool_source|subtype|None|"
+    r"language|non-safety|en\+zh)\b"
+)
+
+
+def _rules_run(tmp_path, model: str) -> EvalRun:
+    out = tmp_path / model.replace(":", "_")
+    call_command(
+        "runeval", "--model", model, "--language", "both", "--sessions", "all", "--quiet", "--output", str(out)
+    )
+    return EvalRun.objects.get(pk=json.loads((out / "summary.json").read_text())["run_id"])
+
+
+def _ui_text(page, selector: str) -> str:
+    """What the reader sees in ``selector``, less turn content, code and record rows (their own language)."""
+    return page.eval_on_selector(
+        selector,
+        """el => { const c = el.cloneNode(true);
+          c.querySelectorAll('[lang], pre, code, details, blockquote, table[class="grid"]:not([id])')
+            .forEach(n => n.remove());
+          return c.innerText; }""",
+    )
+
+
+def _assert_chinese(page, selector: str, where: str) -> None:
+    assert _lang(page) == "zh-hans", where
+    text = _ui_text(page, selector)
+    assert re.search(r"[\u4e00-\u9fff]", text), where
+    left = [w for w in RESULTS_LEFTOVERS if w in text]
+    assert not left, (where, left)
+    assert not CODE_WORDS.search(text), (where, CODE_WORDS.search(text))
+
+
+def test_results_pages_in_chinese(page, live_server, screenshot_dir, demo_cohort, tmp_path):
+    make_sessions(n=4)
+    heuristic, oracle = _rules_run(tmp_path, "rules:heuristic"), _rules_run(tmp_path, "rules:oracle")
+    adjudicator = user_with_password("res_zh", "adjudicator")
+    sample = calibration.draw_sample(name="zh", run_ids=[heuristic.pk], per_stratum=1, seed=1, by=adjudicator)
+    for item in sample.items.select_related("turn_result")[:6]:
+        verdict = next(v for v in item.turn_result.verdicts if v["idx"] == item.item)
+        label = "fail" if verdict["passed"] else "pass"  # a disagreement: its reason is listed
+        calibration.save_grade(
+            sample=sample, turn_result=item.turn_result, item=item.item, grader=adjudicator, label=label
+        )
+    login(page, live_server, "res_zh")
+    page.goto(f"{live_server.url}/results/")
+    page.click("#lang-switch button[value='zh-hans']")
+    page.wait_for_selector("#leaderboard")
+    _assert_chinese(page, "main", "leaderboard")
+
+    page.goto(f"{live_server.url}/results/runs/{heuristic.pk}/")
+    page.wait_for_selector("#run-metrics")
+    _assert_chinese(page, "main", "run")
+    page.screenshot(path=str(screenshot_dir / "zh_results_run.png"), full_page=True)
+
+    page.click("#failures-link")
+    page.wait_for_selector("#turn-results")
+    _assert_chinese(page, "main", "turns")
+    # A failing Chinese turn with scored verdicts: the rules judge's reasons in Chinese.
+    failing = TurnResult.objects.filter(run=heuristic, language="zh", score__lt=0.6).exclude(verdicts=[]).order_by("pk")
+    for result in failing[:3]:
+        page.goto(f"{live_server.url}/results/runs/{heuristic.pk}/turns/{result.pk}/")
+        page.wait_for_selector("#verdicts")
+        _assert_chinese(page, "main", f"turn {result.pk}")
+        reasons = page.locator("#verdicts tbody td:last-child").all_inner_texts()
+        assert len(reasons) == len(result.verdicts)
+        assert all(re.search(r"[\u4e00-\u9fff]", r) for r in reasons), reasons
+    page.screenshot(path=str(screenshot_dir / "zh_results_turn.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/results/compare/?a={heuristic.pk}&b={oracle.pk}")
+    page.wait_for_selector("#compare-headline")
+    _assert_chinese(page, "main", "compare")
+    assert page.locator("table.slice-delta").count() >= 5
+
+    page.goto(f"{live_server.url}/results/calibration/")
+    page.wait_for_selector("#samples")
+    _assert_chinese(page, "main", "calibration")
+    page.goto(f"{live_server.url}/results/calibration/agreement/")
+    page.wait_for_selector("#agreement-table")
+    _assert_chinese(page, "main", "agreement")
+    assert page.locator("table.disagreements tbody tr").count() >= 1
+    page.screenshot(path=str(screenshot_dir / "zh_results_agreement.png"), full_page=True)

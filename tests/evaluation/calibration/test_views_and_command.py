@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotations.templatetags import review_i18n as labels
 from evaluation.calibration import services, stats
 from evaluation.models import PhysicianGrade
 
@@ -132,6 +133,13 @@ def _command_rows(out):
     return [re.split(r"\s{2,}", line.strip()) for line in lines]
 
 
+def _labelled(row):
+    """A command row (codes) as the page shows it: judge, slice and value as UI labels, figures as they are."""
+    judge, dimension, value, *figures = row
+    shown = labels.label_of(kind="judge", code=judge), labels.label_of(kind="dimension", code=dimension)
+    return [*shown, labels.slice_value(value, dimension), *figures]
+
+
 def test_page_figures_equal_the_commands(client, judged, physicians):
     sample = services.draw_sample(name="all", run_ids=[judged["rules"].pk], per_stratum=100, seed=1)
     for item in sample.items.select_related("turn_result"):
@@ -148,7 +156,10 @@ def test_page_figures_equal_the_commands(client, judged, physicians):
     out = StringIO()
     call_command("judge_agreement", stdout=out)
     page, command = _page_rows(html), _command_rows(out.getvalue())
-    assert page == command == stats.table_rows(stats.agreement_report())
+    assert command == stats.table_rows(stats.agreement_report())
+    # The page labels the codes the command prints (English UI here): the same rows, the same figures.
+    assert page == [_labelled(r) for r in command]
+    assert ["rules judge", "Language", "English"] in [r[:3] for r in page]
     assert len(page) == 2 * (1 + 2 + 4 + 2)  # 2 judges × (all, 2 languages, 4 task types, safety/non-safety)
     assert "95.37" in html and "95.37" in out.getvalue()
     assert html.count("JUDGE-REASON-rules") == 8  # rules fails 8 non-safety items rev1 passed
@@ -157,7 +168,7 @@ def test_page_figures_equal_the_commands(client, judged, physicians):
     call_command("judge_agreement", "--judge", "rules", "--run", str(judged["rules"].pk), stdout=out)
     assert _command_rows(out.getvalue()) == [r for r in command if r[0] == "rules"]
     filtered = client.get(reverse("evaluation:calibration_agreement"), {"judge": "rules"}).content.decode()
-    assert _page_rows(filtered) == [r for r in command if r[0] == "rules"]
+    assert _page_rows(filtered) == [_labelled(r) for r in command if r[0] == "rules"]
 
 
 def test_reviewers_see_only_their_own_disagreements(client, judged, physicians):

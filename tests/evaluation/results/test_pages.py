@@ -231,7 +231,8 @@ def test_pages_name_the_protocol_and_mark_mixed_protocols(reviewer_client, runs)
     assert flat.index(heuristic.pk) == flat.index("physreview") + 1
     page = reviewer_client.get(reverse("evaluation:run", args=[oracle.pk])).content.decode()
     shown = re.search(r'<dd id="run-protocol">(.*?)</dd>', page, re.S).group(1)
-    assert shown.startswith("release") and "literacy: low" in shown and "max_steps: 8" in shown
+    # Settings by name and value as labels (the manifest keeps the codes).
+    assert shown.startswith("release") and "patient literacy: low" in shown and "step limit: 8" in shown
     compared = reviewer_client.get(reverse("evaluation:compare"), {"a": heuristic.pk, "b": oracle.pk})
     assert 'id="protocol-mismatch"' in compared.content.decode()
 
