@@ -163,6 +163,26 @@ CODES["protocol_value"] = {
     "order": pgettext_lazy("protocol setting", "replayed in call order"),
     "live": pgettext_lazy("protocol setting", "live patient"),
 }
+# Quality gates (scenarios.generation.gates*, annotations.services.gates), in the review screen's warnings.
+CODES["gate"] = {
+    "tool_result": gettext_lazy("tool results"),
+    "tool_count": gettext_lazy("number of tool calls"),
+    "numbers": gettext_lazy("numbers grounded in the record"),
+    "rubric": gettext_lazy("rubric"),
+    "rubric_count": gettext_lazy("number of rubric items"),
+    "translation": gettext_lazy("translation"),
+    "tool_names": gettext_lazy("tool names"),
+    "tool_contract": gettext_lazy("tool contract"),
+    "subtype": gettext_lazy("implicitness subtype"),
+    "tool_source": gettext_lazy("tool source"),
+    "workup_mode": gettext_lazy("work-up mode"),
+    "arc": gettext_lazy("session arc"),
+    "date_cutoff": gettext_lazy("date cutoff"),
+    "placeholder": gettext_lazy("placeholder text"),
+    "untranslated": gettext_lazy("untranslated English"),
+    "machine_text": gettext_lazy("machine wording"),
+    "self_rubric": gettext_lazy("answer against its own rubric"),
+}
 CODES["judge"] = {
     "rules": gettext_lazy("rules judge"),
     "rules (compiled)": gettext_lazy("rules judge, compiled checks"),

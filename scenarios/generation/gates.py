@@ -96,7 +96,7 @@ def gate_numbers(draft: SessionDraft) -> Iterator[GateFailure]:
     """Every number of an answer or rubric item is read from the record/requests or declared as derived."""
     for turn in draft.turns:
         pool = _grounding(draft, turn.index)
-        texts = [("answer", turn.answer_en)] + [(f"rubric {i}", r.text_en) for i, r in enumerate(turn.rubric)]
+        texts = [("answer", turn.answer_en)] + [(f"rubric item {i + 1}", r.text_en) for i, r in enumerate(turn.rubric)]
         for where, text in texts:
             if missing := sorted(numbers(text) - pool):
                 yield GateFailure(
@@ -107,7 +107,7 @@ def gate_numbers(draft: SessionDraft) -> Iterator[GateFailure]:
                 dec = as_decimal(r.check.get("value"))
                 if dec is None or dec not in pool:
                     yield GateFailure(
-                        "numbers", turn.index, f"rubric {i}: checked value {r.check.get('value')} ungrounded"
+                        "numbers", turn.index, f"rubric item {i + 1}: checked value {r.check.get('value')} ungrounded"
                     )
 
 
@@ -120,14 +120,14 @@ def gate_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
             )
         for i, r in enumerate(turn.rubric):
             if not r.text_en.strip() or not r.text_zh.strip():
-                yield GateFailure("rubric", turn.index, f"item {i} lacks a text")
+                yield GateFailure("rubric", turn.index, f"rubric item {i + 1} lacks a text")
             try:
                 validate_rubric_check(r.check)
             except ValueError as exc:
-                yield GateFailure("rubric", turn.index, f"item {i}: {exc}")
+                yield GateFailure("rubric", turn.index, f"rubric item {i + 1}: {exc}")
                 continue
             for problem in write_call_contract_problems(r.check):
-                yield GateFailure("tool_contract", turn.index, f"rubric {i}: {problem}")
+                yield GateFailure("tool_contract", turn.index, f"rubric item {i + 1}: {problem}")
         if turn.task_type == "WU" and not any((r.check or {}).get("kind") == "write_call" for r in turn.rubric):
             yield GateFailure("rubric", turn.index, "WU rubric must check the write call")
 
@@ -137,7 +137,7 @@ def _pairs(turn: TurnDraft) -> Iterator[tuple[str, str, str]]:
     yield "implicit request", turn.request_implicit_en, turn.request_implicit_zh
     yield "answer", turn.answer_en, turn.answer_zh
     for i, r in enumerate(turn.rubric):
-        yield f"rubric {i}", r.text_en, r.text_zh
+        yield f"rubric item {i + 1}", r.text_en, r.text_zh
 
 
 def gate_translation(draft: SessionDraft) -> Iterator[GateFailure]:
@@ -157,7 +157,9 @@ def gate_translation(draft: SessionDraft) -> Iterator[GateFailure]:
                 yield GateFailure("tool_names", turn.index, f"{where}: tool name translated or lost: {', '.join(lost)}")
         for i, r in enumerate(turn.rubric):
             if r.check and r.check.get("kind") == "write_call" and r.check.get("tool") not in TOOL_NAMES:
-                yield GateFailure("tool_names", turn.index, f"rubric {i}: unknown tool {r.check.get('tool')!r}")
+                yield GateFailure(
+                    "tool_names", turn.index, f"rubric item {i + 1}: unknown tool “{r.check.get('tool')}”"
+                )
 
 
 def _words(text: str) -> list[str]:
@@ -188,14 +190,14 @@ def _subtype_failures(turn: TurnDraft, seen: set[str]) -> Iterator[GateFailure]:
             yield GateFailure("subtype", 0, "turn 0 must be explicit")
         return
     if turn.subtype not in SUBTYPES or not turn.is_implicit:
-        yield GateFailure("subtype", turn.index, f"turn needs an implicitness subtype, got {turn.subtype!r}")
+        yield GateFailure("subtype", turn.index, f"turn needs an implicitness subtype, got {turn.subtype or 'none'}")
         return
     if turn.request_implicit_en == turn.request_explicit_en:
         yield GateFailure("subtype", turn.index, "implicit request equals the explicit one")
     words = _words(turn.request_implicit_en)
     if turn.subtype == "NA":
         if turn.entity not in seen:
-            yield GateFailure("subtype", turn.index, f"NA refers to {turn.entity!r}, not established earlier")
+            yield GateFailure("subtype", turn.index, f"NA refers to “{turn.entity}”, not established earlier")
         if not set(words) & set(NA_PRONOUNS_EN) or not any(p in turn.request_implicit_zh for p in NA_PRONOUNS_ZH):
             yield GateFailure("subtype", turn.index, "NA rewrite has no anaphoric pronoun")
     elif turn.subtype == "PE" and len(words) > PE_MAX_WORDS:

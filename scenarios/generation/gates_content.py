@@ -67,7 +67,7 @@ def _zh_texts(turn: TurnDraft) -> Iterator[tuple[str, str, set[str]]]:
     yield "implicit request", turn.request_implicit_zh, set()
     yield "answer", turn.answer_zh, set()
     for i, r in enumerate(turn.rubric):
-        yield f"rubric {i}", r.text_zh, _check_literals(r)
+        yield f"rubric item {i + 1}", r.text_zh, _check_literals(r)
 
 
 def _all_texts(turn: TurnDraft) -> Iterator[tuple[str, str]]:
@@ -78,8 +78,8 @@ def _all_texts(turn: TurnDraft) -> Iterator[tuple[str, str]]:
     yield "answer", turn.answer_en
     yield "answer (zh)", turn.answer_zh
     for i, r in enumerate(turn.rubric):
-        yield f"rubric {i}", r.text_en
-        yield f"rubric {i} (zh)", r.text_zh
+        yield f"rubric item {i + 1}", r.text_en
+        yield f"rubric item {i + 1} (zh)", r.text_zh
 
 
 def gate_placeholders(draft: SessionDraft) -> Iterator[GateFailure]:
@@ -88,7 +88,7 @@ def gate_placeholders(draft: SessionDraft) -> Iterator[GateFailure]:
             for pattern, what in _PLACEHOLDERS:
                 if match := pattern.search(text):
                     snippet = text[max(0, match.start() - 30) : match.end() + 10].strip()
-                    yield GateFailure("placeholder", turn.index, f"{where}: {what} in {snippet!r}")
+                    yield GateFailure("placeholder", turn.index, f"{where}: {what} in “{snippet}”")
 
 
 def gate_untranslated(draft: SessionDraft) -> Iterator[GateFailure]:
@@ -107,7 +107,7 @@ def gate_machine_text(draft: SessionDraft) -> Iterator[GateFailure]:
                 yield GateFailure("machine_text", turn.index, f"{where}: names the tool {', '.join(tools)}")
             for pattern, what in _MACHINE:
                 if match := pattern.search(text):
-                    yield GateFailure("machine_text", turn.index, f"{where}: {what} ({match.group()!r})")
+                    yield GateFailure("machine_text", turn.index, f"{where}: {what} (“{match.group()}”)")
 
 
 # --- the rules judge's term / value_unit checks (scenarios.rubric_match), on the gold answer ---------------
@@ -138,7 +138,9 @@ def gate_self_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
             for lang, answer in (("en", turn.answer_en), ("zh", turn.answer_zh)):
                 if check_passes(check=r.check, answer=answer) is False:
                     yield GateFailure(
-                        "self_rubric", turn.index, f"rubric {i} ({r.text_en!r}): the {lang} gold answer fails its check"
+                        "self_rubric",
+                        turn.index,
+                        f"rubric item {i + 1} (“{r.text_en}”): the {lang} gold answer fails its check",
                     )
 
 

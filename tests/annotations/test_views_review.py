@@ -250,3 +250,16 @@ def test_turns_are_numbered_from_one_on_every_review_screen(client, turn, review
     assert f"History · turn 1 · {record}" in history and "turn 0" not in history
     queue = client.get(reverse("annotations:queue")).text
     assert re.search(rf">{re.escape(record)}</a></td><td>1</td>", queue)
+
+
+def test_gate_warnings_name_the_gate_in_words_and_number_rubric_items_from_one(client, turn, reviewers):
+    client.force_login(reviewers[0])
+    data = {"base_version": turn.version, "rubric-0-text_en": "States creatinine 9.9 mg/dL"}  # 9.9: not in the record
+    response = client.post(_turn_url(turn, "edit"), data, HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert response.status_code == 200
+    warnings = Review.objects.get(turn=turn, reviewer=reviewers[0]).gate_warnings
+    numbers = [w for w in warnings if w["gate"] == "numbers"]
+    assert "rubric item 1: 9.9 not in any observation" in [w["message"] for w in numbers]
+    section = response.text[response.text.index('id="gate-warnings"') :]
+    assert '<strong class="gate" title="numbers">数值有病历依据</strong>' in section
+    assert "<code>numbers</code>" not in section

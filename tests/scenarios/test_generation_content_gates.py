@@ -40,7 +40,7 @@ def _failures(draft: SessionDraft, gate: str) -> list[str]:
 def test_placeholder_in_a_rubric_item(demo_cohort, text):
     draft = _draft()
     draft.turns[1].rubric[0].text_en = text
-    assert ["rubric 0: " in m for m in _failures(draft, "placeholder")] == [True]
+    assert ["rubric item 1: " in m for m in _failures(draft, "placeholder")] == [True]
 
 
 def test_placeholder_in_a_chinese_answer(demo_cohort):
@@ -99,8 +99,8 @@ def test_answer_omitting_what_its_rubric_checks(demo_cohort):
         turn.answer_zh = turn.answer_zh.replace(phrase, "")
     failures = _failures(draft, "self_rubric")
     assert [m.split(":")[0] for m in failures] == [
-        f"rubric 1 ({turn.rubric[1].text_en!r})",
-        f"rubric 1 ({turn.rubric[1].text_en!r})",
+        f"rubric item 2 (“{turn.rubric[1].text_en}”)",
+        f"rubric item 2 (“{turn.rubric[1].text_en}”)",
     ]
     assert "en gold answer" in failures[0] and "zh gold answer" in failures[1]
 
