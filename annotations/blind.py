@@ -26,6 +26,11 @@ def _revealed(assigned: set[int], reviews: list[Review]) -> bool:
     return bool(assigned) and assigned <= {r.reviewer_id for r in reviews if r.submitted}
 
 
+def _hidden(assigned: set[int], reviews: list[Review], user: Any) -> frozenset[int]:
+    """The rule itself: the other assigned reviewers, until every assigned review is submitted."""
+    return frozenset() if _revealed(assigned, reviews) else frozenset(assigned - {user.pk})
+
+
 @dataclass(frozen=True)
 class Visibility:
     """What ``user`` may know of the reviews of one turn: the reviews they may see, whether they are an
@@ -47,11 +52,10 @@ def visibility(*, turn: Turn, user: Any) -> Visibility:
     if is_adjudicator(user):
         return Visibility(reviews=reviews, assigned=None, hidden=frozenset())
     assigned = assigned_ids(turn=turn)
-    revealed = _revealed(assigned, [r for r in reviews if r.reviewer_id in assigned])
-    hidden = frozenset() if revealed else frozenset(assigned - {user.pk})
+    hidden = _hidden(assigned, reviews, user)
     if user.pk not in assigned:
         return Visibility(reviews=[], assigned=False, hidden=hidden)
-    mine = reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk]
+    mine = reviews if _revealed(assigned, reviews) else [r for r in reviews if r.reviewer_id == user.pk]
     return Visibility(reviews=mine, assigned=True, hidden=hidden)
 
 
@@ -61,15 +65,14 @@ def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | No
     return seen.reviews, seen.assigned
 
 
-def hidden_users(*, turn: Turn, user: Any) -> set[int]:
-    """Ids of the users whose identity and work on ``turn`` are hidden from ``user`` (may be empty)."""
+def hidden_users(*, turn: Turn, user: Any) -> frozenset[int]:
+    """Ids of the users whose identity and work on ``turn`` are hidden from ``user`` (may be empty); lighter
+    than :func:`visibility` for screens that show no reviews."""
     if is_adjudicator(user):
-        return set()
+        return frozenset()
     assigned = assigned_ids(turn=turn)
     reviews = list(Review.objects.filter(turn=turn, reviewer_id__in=assigned).only("reviewer_id", "submitted_at"))
-    if _revealed(assigned, reviews):
-        return set()
-    return assigned - {user.pk}
+    return _hidden(assigned, reviews, user)
 
 
 def visible_comments(*, turn: Turn, user: Any, hidden: set[int] | frozenset[int] | None = None) -> list[Comment]:

@@ -1,7 +1,4 @@
-"""Switch the UI to Simplified Chinese from the header: labels change, turn content stays in its own language.
-
-The results walk needs the Chinese entries of /tmp/out/B_zh.po in the catalogue (judge reasons, code labels).
-"""
+"""Switch the UI to Simplified Chinese from the header: labels change, turn content stays in its own language."""
 
 import json
 import re
@@ -15,6 +12,7 @@ from evaluation.models import EvalRun, TurnResult
 from tests.annotations.conftest import make_user
 from tests.e2e.review_helpers import login, user_with_password
 from tests.evaluation.conftest import make_sessions
+from tests.evaluation.results.test_labels_zh import ENGLISH_LEFTOVERS
 from tests.scenarios.factories import complete_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -89,21 +87,7 @@ def test_switch_ui_to_chinese_and_back(page, live_server, screenshot_dir, demo_c
     assert "Dashboard" in page.inner_text(".topbar nav")
 
 
-# English a physician must not meet on a Chinese results page: the rules judge's wording and raw codes.
-RESULTS_LEFTOVERS = (
-    "in the answer",
-    "called with",
-    "called, but not",
-    "mentions “",
-    "none of “",
-    "recommends “",
-    "does not recommend",
-    "machine-checkable",
-    "compiled (",
-    "found ",
-    "Scores by",
-    "mean turn score",
-)
+# Raw codes a physician must not meet on a Chinese results page (the reason wording: ENGLISH_LEFTOVERS).
 CODE_WORDS = re.compile(
     r"\b(?:ehr|mixed|write|control|finished|partial|explicit|implicit|step_limit|prepare_to_answer|"
     r"diagnostic_workup|med_safety|treatment_response|discharge_planning|task_type|tool_source|subtype|None|"
@@ -134,7 +118,7 @@ def _assert_chinese(page, selector: str, where: str) -> None:
     assert _lang(page) == "zh-hans", where
     text = _ui_text(page, selector)
     assert re.search(r"[\u4e00-\u9fff]", text), where
-    left = [w for w in RESULTS_LEFTOVERS if w in text]
+    left = [w for w in ENGLISH_LEFTOVERS if w in text]
     assert not left, (where, left)
     assert not CODE_WORDS.search(text), (where, CODE_WORDS.search(text))
 

@@ -1,5 +1,5 @@
 """The agreement page in the Chinese UI: the rules judge's reasons and the codes in Chinese, an LLM judge's
-reasons as the model wrote them and said to be so. Needs the zh catalogue entries of /tmp/out/B_zh.po."""
+reasons as the model wrote them and said to be so."""
 
 from __future__ import annotations
 

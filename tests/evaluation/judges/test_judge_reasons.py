@@ -1,7 +1,7 @@
 """Judge reasons: the rules judge stores the same English text as before; the UI shows it in its language.
 
 Every reason shape the rules judge (and the release judge's harness) writes is produced here by the real
-checks; the ``zh`` tests need the Chinese catalogue entries of /tmp/out/B_zh.po (the lead merges them).
+checks; the ``zh`` tests read the Chinese catalogue (locale/zh_Hans).
 """
 
 from __future__ import annotations

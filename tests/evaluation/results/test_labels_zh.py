@@ -1,8 +1,4 @@
-"""Codes and judge reasons on the results pages read as labels in both UI languages.
-
-Tests marked "zh catalogue" need the Chinese entries of /tmp/out/B_zh.po in locale/zh_Hans (the lead
-merges them); the others pass on the English source strings alone.
-"""
+"""Codes and judge reasons on the results pages read as labels in both UI languages."""
 
 from __future__ import annotations
 
@@ -127,7 +123,7 @@ def test_code_labels_are_table_driven_with_a_readable_fallback():
     assert labels.slice_value("non-safety", "item") == "non-safety" and labels.slice_value("x_y", "other") == "x_y"
 
 
-def test_persona_text_in_both_languages():  # zh half: zh catalogue
+def test_persona_text_in_both_languages():
     persona = {
         "health_literacy": "low",
         "adherence": "partial",
@@ -168,7 +164,7 @@ def test_english_pages_show_labels_not_codes(reviewer_client, runs):
     assert "English + Chinese" in page and "en+zh" not in page and "rules judge" in page
 
 
-def test_chinese_pages_have_no_english_reason_or_code_leftovers(reviewer_client, runs):  # zh catalogue
+def test_chinese_pages_have_no_english_reason_or_code_leftovers(reviewer_client, runs):
     run, _ = runs["heuristic"]
     oracle, _ = runs["oracle"]
     results = list(TurnResult.objects.filter(run=run, language="zh").exclude(verdicts=[]).order_by("pk"))
