@@ -31,10 +31,11 @@ test: lint schema
 schema: $(STAMP)
 	$(PY) manage.py spectacular --validate --fail-on-warn --file $$(mktemp -d)/schema.yml
 
-# Fast job proving the SQLite default works: demo preparation and the importer round trip.
+# Fast job proving the SQLite default works: demo preparation, the importer round trip and the
+# review screen (the demo's most used page; SQLite refuses some SQL PostgreSQL accepts).
 test-sqlite: $(STAMP)
 	env -u DATABASE_URL -u CELERY_BROKER_URL PHYSREVIEW_VAR_DIR=$$(mktemp -d) $(PY) manage.py demo --no-serve
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest tests/ehr -q -m "not celery_worker"
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest tests/ehr tests/annotations/test_views_review.py -q -m "not celery_worker"
 
 bench: $(STAMP)
 	$(PY) bench/import_vs_copy.py

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q, Value
+from django.db.models import Q, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import escape
@@ -41,11 +41,13 @@ def _neighbours(user: Any, turn: Turn) -> tuple[int | None, int | None]:
     turns = visible_turns(user)
     after = Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index)
     before = Q(session__record_id__lt=record_id) | Q(session__record_id=record_id, index__lt=index)
-    # One query (a UNION of the two one-row lookups): this screen is the most requested page.
-    nxt = turns.filter(after).order_by("session__record_id", "index").annotate(side=Value(1))
-    prev = turns.filter(before).order_by("-session__record_id", "-index").annotate(side=Value(0))
-    found = dict(nxt.values_list("side", "pk")[:1].union(prev.values_list("side", "pk")[:1], all=True))
-    return found.get(0), found.get(1)
+    # One query (two scalar subqueries on the turn's own row): this screen is the most requested
+    # page. Not a UNION of two sliced queries: SQLite, the demo database, refuses LIMIT there.
+    nxt = turns.filter(after).order_by("session__record_id", "index").values("pk")[:1]
+    prev = turns.filter(before).order_by("-session__record_id", "-index").values("pk")[:1]
+    row = Turn.objects.filter(pk=turn.pk).annotate(prev=Subquery(prev), next=Subquery(nxt))
+    found = row.values_list("prev", "next").first()
+    return found if found else (None, None)
 
 
 @login_required

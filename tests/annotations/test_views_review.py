@@ -263,3 +263,28 @@ def test_gate_warnings_name_the_gate_in_words_and_number_rubric_items_from_one(c
     section = response.text[response.text.index('id="gate-warnings"') :]
     assert '<strong class="gate" title="numbers">数值有病历依据</strong>' in section
     assert "<code>numbers</code>" not in section
+
+
+def test_previous_and_next_follow_record_id_then_turn_index_over_visible_turns_only(client, reviewers, admin_user):
+    from annotations import services
+
+    first, hidden, last = (complete_session(record_id=f"nav_{name}") for name in ("a", "b", "c"))
+    for session in (first, last):  # nav_b is not assigned to rev1: it is skipped
+        services.assign(session=session, reviewer=reviewers[0], by=admin_user)
+    client.force_login(reviewers[0])
+
+    def links(session, index):
+        response = client.get(_turn_url(session.turns.get(index=index)))
+        assert response.status_code == 200
+        return [
+            int(found) if found else None
+            for found in re.search(
+                r'data-prev="(?:/review/turns/(\d+)/)?" data-next="(?:/review/turns/(\d+)/)?"', response.text
+            ).groups()
+        ]
+
+    assert links(first, 0) == [None, first.turns.get(index=1).pk]
+    assert links(first, 3) == [first.turns.get(index=2).pk, last.turns.get(index=0).pk]
+    assert links(last, 0) == [first.turns.get(index=3).pk, last.turns.get(index=1).pk]
+    assert links(last, 3) == [last.turns.get(index=2).pk, None]
+    assert client.get(_turn_url(hidden.turns.get(index=0))).status_code == 404
