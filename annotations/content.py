@@ -121,6 +121,11 @@ def _rubric_item(item: Any, where: str) -> dict[str, Any]:
     }
 
 
+def _item_name(i: int) -> str:
+    """How errors name a rubric item: numbered from 1 as on every screen, plus its array index for API clients."""
+    return f"rubric item {i + 1} (rubric[{i}])"
+
+
 def _resolve_compiled(items: list[dict[str, Any]], base: list[dict[str, Any]]) -> None:
     """Take ``compiled`` from the base item of the same id; a missing decision keeps the base one."""
     by_id = {b.get("id"): b for b in base if b.get("id") is not None}
@@ -130,7 +135,7 @@ def _resolve_compiled(items: list[dict[str, Any]], base: list[dict[str, Any]]) -
         if item["compiled_state"] is None:
             item["compiled_state"] = (origin.get("compiled_state") or "") if origin else ""
         if item["compiled_state"] not in ("", CompiledState.REMOVED) and item["compiled"] is None:
-            raise InvalidContent(f"rubric {i}: compiled_state {item['compiled_state']!r} needs a compiled suggestion")
+            raise InvalidContent(f"{_item_name(i)}: compiled_state {item['compiled_state']!r} needs a compiled suggestion")
         if item["compiled_state"] == "" and item["compiled"] is not None:
             item["compiled_state"] = CompiledState.SUGGESTED
         if not item["compiled_state"]:
@@ -156,7 +161,7 @@ def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str,
     if "rubric" in changes:
         if not isinstance(changes["rubric"], list):
             raise InvalidContent("rubric: must be a list")
-        out["rubric"] = [_rubric_item(item, f"rubric {i}") for i, item in enumerate(changes["rubric"])]
+        out["rubric"] = [_rubric_item(item, _item_name(i)) for i, item in enumerate(changes["rubric"])]
         _resolve_compiled(out["rubric"], base.get("rubric", []))
         ids = [item["id"] for item in out["rubric"] if item["id"] is not None]
         if len(ids) != len(set(ids)):

@@ -82,7 +82,7 @@ def test_reject_needs_a_reason_and_submission_is_once(turn, reviewers):
 
 def test_invalid_proposal_is_refused_with_the_field_named(turn, reviewers):
     bad = {"rubric": [{"text_en": "x", "text_zh": "x", "machine_check": {"kind": "nope"}}]}
-    with pytest.raises(ValueError, match="rubric 0: machine_check unknown kind"):
+    with pytest.raises(ValueError, match=r"rubric item 1 \(rubric\[0\]\): machine_check unknown kind"):
         submit(turn, reviewers[0], proposed=bad)
 
 
