@@ -135,7 +135,8 @@ def _resolve_compiled(items: list[dict[str, Any]], base: list[dict[str, Any]]) -
         if item["compiled_state"] is None:
             item["compiled_state"] = (origin.get("compiled_state") or "") if origin else ""
         if item["compiled_state"] not in ("", CompiledState.REMOVED) and item["compiled"] is None:
-            raise InvalidContent(f"{_item_name(i)}: compiled_state {item['compiled_state']!r} needs a compiled suggestion")
+            state = item["compiled_state"]
+            raise InvalidContent(f"{_item_name(i)}: compiled_state {state!r} needs a compiled suggestion")
         if item["compiled_state"] == "" and item["compiled"] is not None:
             item["compiled_state"] = CompiledState.SUGGESTED
         if not item["compiled_state"]:

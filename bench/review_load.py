@@ -1,16 +1,20 @@
 """Bench: 20 logged-in reviewers browsing and saving at once against gunicorn + PostgreSQL on 127.0.0.1.
 
     .venv/bin/python bench/review_load.py [--clients 20] [--seconds 30] [--warmup 3] [--think 0]
-                                          [--workers 2xCORES+1] [--threads 4]
+                                          [--workers 2xCORES+1] [--threads 4] [--cache redis|locmem]
 
 1. Creates the PostgreSQL database ``physreview_bench`` (server from ``DATABASE_URL``, else
    127.0.0.1:5432 user postgres; exits non-zero when it cannot be reached) and prepares it with
    ``manage.py demo --no-serve`` (``PHYSREVIEW_VAR_DIR`` in a temporary folder), then makes
    ``--clients`` reviewers ``bench_reviewer_NN`` and distributes the demo sessions among them through
-   ``annotations.services.distribute`` (two bench reviewers per session). The database is dropped and
-   made again at every run, so every run starts from the same state.
+   ``annotations.services.distribute`` (two bench reviewers per session), then ``VACUUM ANALYZE`` and
+   ``CHECKPOINT`` so that no vacuum or checkpoint of the bulk load runs during the measurement. The
+   database is dropped and made again at every run, so every run starts from the same state.
 2. Starts ``gunicorn physreview.wsgi`` (gthread workers, persistent database connections, DEBUG off)
-   on a free 127.0.0.1 port.
+   on a free 127.0.0.1 port. ``--cache redis`` (the default) gives the workers one shared fragment
+   cache (``CACHE_URL`` = Redis database 14 on 127.0.0.1:6379, flushed first), as a multi-process
+   deployment runs; ``--cache locmem`` keeps the default of one in-process cache per worker, where
+   each worker renders every turn's content and evidence once itself.
 3. Each client (a thread with its own keep-alive connection) logs in through the login form, then,
    for ``--seconds`` after a ``--warmup`` that is not counted, loops: queue → a turn from its queue
    → save a draft edit of that turn (the edit form's fields, ``base_version`` and CSRF token read
@@ -136,7 +140,30 @@ def prepare_data(*, env: dict[str, str], clients: int) -> dict[str, str]:
         services.distribute(sessions=[session], reviewers=reviewers, per_session=others + 2)
     per_user = Assignment.objects.filter(reviewer__in=bench_users).count() / clients
     print(f"{clients} bench reviewers, {len(sessions)} sessions, {per_user:.1f} sessions per reviewer")
+    settle_database()
     return passwords
+
+
+def settle_database() -> None:
+    """VACUUM ANALYZE and CHECKPOINT after the bulk load: otherwise autovacuum and the checkpoint the
+    load's WAL triggers run during the measured seconds, and commits wait on their disk writes (draft
+    saves and comments of 0.3-1 s while reads stay fast). The bench measures review traffic on a
+    settled database, as a server sees it hours after an import."""
+    from django.db import connection
+
+    started = time.perf_counter()
+    from django.db import DatabaseError
+
+    done = ["VACUUM ANALYZE"]
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+        try:
+            cursor.execute("CHECKPOINT")  # a superuser or pg_checkpoint member (the default postgres role is)
+            done.append("CHECKPOINT")
+        except DatabaseError as exc:
+            print(f"CHECKPOINT refused ({str(exc).strip()}): the figures may include the load's checkpoint")
+    connection.close()
+    print(f"database settled: {', '.join(done)} ({time.perf_counter() - started:.1f} s)")
 
 
 # --- server ---------------------------------------------------------------------------------------
@@ -146,6 +173,28 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+BENCH_REDIS = ("127.0.0.1", 6379, 14)
+
+
+def flush_bench_redis() -> str:
+    """Empty the bench's Redis database (every run starts cold) and return its URL; exit when Redis is down."""
+    host, port, db = BENCH_REDIS
+    try:
+        with socket.create_connection((host, port), timeout=3) as sock:
+            sock.sendall(f"SELECT {db}\r\nFLUSHDB\r\n".encode())
+            reply = b""
+            while reply.count(b"\r\n") < 2:
+                chunk = sock.recv(64)
+                if not chunk:
+                    break
+                reply += chunk
+    except OSError as exc:
+        sys.exit(f"Redis at {host}:{port} cannot be reached ({exc}): start it, or run with --cache locmem")
+    if reply != b"+OK\r\n+OK\r\n":
+        sys.exit(f"Redis at {host}:{port} refused SELECT {db} / FLUSHDB: {reply!r}")
+    return f"redis://{host}:{port}/{db}"
 
 
 def start_server(*, env: dict[str, str], port: int, workers: int, threads: int, clients: int) -> subprocess.Popen:
@@ -432,7 +481,7 @@ def report(samples: list[Sample], elapsed: float, *, args: argparse.Namespace) -
     print(
         f"\n{args.clients} clients, think time {args.think:g} s, {elapsed:.1f} s measured after "
         f"{args.warmup:g} s warm-up; gunicorn {args.workers} workers x {args.threads} threads; "
-        f"PostgreSQL database {BENCH_DB}"
+        f"PostgreSQL database {BENCH_DB}; fragment cache {args.cache}"
     )
     print(f"{'':30}{'server time (ms)':^24}  {'server CPU (ms)':^16}  {'round trip (ms)':^27}")
     columns = ("p50", 8), ("p95", 8), ("max", 8), ("", 2), ("p50", 8), ("p95", 8), ("", 2), ("p50", 9), ("p95", 9)
@@ -454,7 +503,10 @@ def report(samples: list[Sample], elapsed: float, *, args: argparse.Namespace) -
     missing = sum(1 for s in samples if s.server_ms is None and not s.error)
     print(f"throughput: {len(samples) / elapsed:.1f} requests/s")
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"machine: {os.cpu_count()} cores, load average {load} (1/5/15 min) at the end, bench client included")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load} (1/5/15 min) at the end, bench client included "
+        f"(it used {getattr(args, 'client_cpu_share', float('nan')):.0%} of one core)"
+    )
     if missing:
         print(f"responses without a Server-Timing header: {missing}")
     p95 = pct(server, 95)
@@ -489,6 +541,12 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=2 * cores + 1, help="gunicorn workers (default 2 x cores + 1)")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument(
+        "--cache",
+        choices=("redis", "locmem"),
+        default="redis",
+        help="fragment cache: one Redis cache shared by the workers (default) or one in-process cache per worker",
+    )
     args = parser.parse_args()
     for name in ("clients", "workers", "threads"):
         if getattr(args, name) < 1:
@@ -501,15 +559,21 @@ def main() -> None:
     var_dir = tempfile.mkdtemp(prefix="physreview_bench_review_")
     env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
     env.update(DATABASE_URL=url, PHYSREVIEW_VAR_DIR=var_dir, DJANGO_SETTINGS_MODULE="physreview.settings")
+    env.pop("THROTTLE_CACHE_URL", None)
+    env["CACHE_URL"] = flush_bench_redis() if args.cache == "redis" else "locmem://physreview"
     server = None
     try:
         passwords = prepare_data(env=env, clients=args.clients)
+        if args.cache == "redis":
+            flush_bench_redis()  # what the demo preparation cached: the measured run starts cold
         port = free_port()
         server = start_server(env=env, port=port, workers=args.workers, threads=args.threads, clients=args.clients)
         print(f"gunicorn on 127.0.0.1:{port}; {args.clients} clients for {args.seconds:g} s ...", flush=True)
+        client_cpu = time.process_time()
         clients, elapsed = run_clients(
             port=port, passwords=passwords, seconds=args.seconds, warmup=args.warmup, think=args.think
         )
+        args.client_cpu_share = (time.process_time() - client_cpu) / (elapsed + args.warmup)
         samples = [s for c in clients for s in c.samples]
         if any(s.error and s.error.startswith("HTTP 5") for s in samples):
             log = (Path(var_dir) / "gunicorn.log").read_text(errors="replace")

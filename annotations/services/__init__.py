@@ -1,4 +1,10 @@
-"""Review services (writes). One module per concern; the common entry points are re-exported here."""
+"""Review services (writes). One module per concern; the common entry points are re-exported here.
+
+Locking: every write that reads a turn's state first locks the turn row with
+``select_for_update(no_key=True)`` (PostgreSQL ``FOR NO KEY UPDATE``; SQLite: the IMMEDIATE
+transaction). Two writers of one turn queue on it; inserts that merely reference the turn
+(comments, reviews, revisions, leases: a ``FOR KEY SHARE`` foreign-key check) do not wait for it.
+"""
 
 from annotations.services.adjudication import adjudicate
 from annotations.services.assignment import assign, distribute

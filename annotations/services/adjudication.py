@@ -50,7 +50,7 @@ def adjudicate(
         raise ValueError(f"chosen must be one of {', '.join(Chosen.values)}, got {chosen!r}")
     conflict: Conflict | None = None
     with transaction.atomic():
-        locked = Turn.objects.select_for_update().get(pk=turn.pk)
+        locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
         if locked.status != TurnState.NEEDS_ADJUDICATION:
             raise InvalidState(f"turn is {locked.status}, not {TurnState.NEEDS_ADJUDICATION}")
         review_a, review_b = reviews_ab(turn=locked)

@@ -91,7 +91,7 @@ def _save(
     conflict: Conflict | None = None
     revisions: list[Revision] = []
     with transaction.atomic():
-        locked = Turn.objects.select_for_update().get(pk=turn.pk)
+        locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
         current = tc.snapshot(turn=locked)
         mine = tc.apply_changes(base=current, changes=changes)  # validates before anything is stored
         if locked.version != base_version:

@@ -18,7 +18,7 @@ DEFAULT_TTL = dt.timedelta(minutes=2)
 
 def _locked(turn: Turn) -> Lease | None:
     # The turn row serialises lease changes (the lease row may not exist yet to lock it).
-    if not list(Turn.objects.select_for_update().filter(pk=turn.pk).values_list("pk", flat=True)):
+    if not list(Turn.objects.select_for_update(no_key=True).filter(pk=turn.pk).values_list("pk", flat=True)):
         raise InvalidState("this turn no longer exists")
     return Lease.objects.select_related("holder").filter(turn=turn).first()
 

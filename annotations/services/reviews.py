@@ -89,7 +89,7 @@ def save_draft_review(
     _check_reviewer(turn, reviewer)
     if decision != Decision.PENDING:
         _validate_decision(decision, reject_reason)
-    Turn.objects.select_for_update().only("pk").get(pk=turn.pk)
+    Turn.objects.select_for_update(no_key=True).only("pk").get(pk=turn.pk)
     review = Review.objects.select_for_update().filter(turn=turn, reviewer=reviewer).first()
     if review is not None and review.submitted:
         raise InvalidState("this review was already submitted")
@@ -152,7 +152,7 @@ def submit_review(
 
 @transaction.atomic
 def _submit(*, turn: Turn, draft: Review, base_version: int) -> tuple[Review, list[dict[str, Any]]]:
-    locked = Turn.objects.select_for_update().get(pk=turn.pk)
+    locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
     review = Review.objects.select_for_update().get(pk=draft.pk)
     if review.submitted:
         raise InvalidState("this review was already submitted")
@@ -239,7 +239,7 @@ def undo_submission(*, turn: Turn, reviewer: Any) -> Review:
     """Withdraw the reviewer's just-submitted review: it becomes their draft again (decision pending, edits
     kept). Only within :data:`UNDO_SECONDS` and while the turn is still in review (no co-review completed
     it, no adjudication). Locks the turn row (``select_for_update``); raises :class:`InvalidState`."""
-    locked = Turn.objects.select_for_update().get(pk=turn.pk)
+    locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
     review = Review.objects.select_for_update().filter(turn=locked, reviewer_id=reviewer.pk).first()
     if review is None:
         raise InvalidState("you have no review of this turn: nothing to undo")
