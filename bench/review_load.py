@@ -149,11 +149,9 @@ def settle_database() -> None:
     load's WAL triggers run during the measured seconds, and commits wait on their disk writes (draft
     saves and comments of 0.3-1 s while reads stay fast). The bench measures review traffic on a
     settled database, as a server sees it hours after an import."""
-    from django.db import connection
+    from django.db import DatabaseError, connection
 
     started = time.perf_counter()
-    from django.db import DatabaseError
-
     done = ["VACUUM ANALYZE"]
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -175,26 +173,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-BENCH_REDIS = ("127.0.0.1", 6379, 14)
+BENCH_REDIS_URL = "redis://127.0.0.1:6379/14"
 
 
 def flush_bench_redis() -> str:
-    """Empty the bench's Redis database (every run starts cold) and return its URL; exit when Redis is down."""
-    host, port, db = BENCH_REDIS
+    """Empty the bench's Redis database (the measured run starts cold) and return its URL; exit when
+    Redis cannot be reached."""
+    import redis
+
     try:
-        with socket.create_connection((host, port), timeout=3) as sock:
-            sock.sendall(f"SELECT {db}\r\nFLUSHDB\r\n".encode())
-            reply = b""
-            while reply.count(b"\r\n") < 2:
-                chunk = sock.recv(64)
-                if not chunk:
-                    break
-                reply += chunk
-    except OSError as exc:
-        sys.exit(f"Redis at {host}:{port} cannot be reached ({exc}): start it, or run with --cache locmem")
-    if reply != b"+OK\r\n+OK\r\n":
-        sys.exit(f"Redis at {host}:{port} refused SELECT {db} / FLUSHDB: {reply!r}")
-    return f"redis://{host}:{port}/{db}"
+        redis.Redis.from_url(BENCH_REDIS_URL, socket_timeout=3).flushdb()
+    except redis.RedisError as exc:
+        sys.exit(f"Redis at {BENCH_REDIS_URL} cannot be used ({exc}): start it, or run with --cache locmem")
+    return BENCH_REDIS_URL
 
 
 def start_server(*, env: dict[str, str], port: int, workers: int, threads: int, clients: int) -> subprocess.Popen:
@@ -474,7 +465,7 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def report(samples: list[Sample], elapsed: float, *, args: argparse.Namespace) -> int:
+def report(samples: list[Sample], elapsed: float, *, args: argparse.Namespace, client_cpu_share: float) -> int:
     by_endpoint: dict[str, list[Sample]] = defaultdict(list)
     for s in samples:
         by_endpoint[s.endpoint].append(s)
@@ -505,7 +496,7 @@ def report(samples: list[Sample], elapsed: float, *, args: argparse.Namespace) -
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"machine: {os.cpu_count()} cores, load average {load} (1/5/15 min) at the end, bench client included "
-        f"(it used {getattr(args, 'client_cpu_share', float('nan')):.0%} of one core)"
+        f"(it used {client_cpu_share:.0%} of one core)"
     )
     if missing:
         print(f"responses without a Server-Timing header: {missing}")
@@ -565,7 +556,7 @@ def main() -> None:
     try:
         passwords = prepare_data(env=env, clients=args.clients)
         if args.cache == "redis":
-            flush_bench_redis()  # what the demo preparation cached: the measured run starts cold
+            flush_bench_redis()  # drop what the demo preparation cached
         port = free_port()
         server = start_server(env=env, port=port, workers=args.workers, threads=args.threads, clients=args.clients)
         print(f"gunicorn on 127.0.0.1:{port}; {args.clients} clients for {args.seconds:g} s ...", flush=True)
@@ -573,7 +564,7 @@ def main() -> None:
         clients, elapsed = run_clients(
             port=port, passwords=passwords, seconds=args.seconds, warmup=args.warmup, think=args.think
         )
-        args.client_cpu_share = (time.process_time() - client_cpu) / (elapsed + args.warmup)
+        client_cpu_share = (time.process_time() - client_cpu) / (elapsed + args.warmup)
         samples = [s for c in clients for s in c.samples]
         if any(s.error and s.error.startswith("HTTP 5") for s in samples):
             log = (Path(var_dir) / "gunicorn.log").read_text(errors="replace")
@@ -586,7 +577,7 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 server.kill()
         shutil.rmtree(var_dir, ignore_errors=True)
-    sys.exit(report(samples, elapsed, args=args))
+    sys.exit(report(samples, elapsed, args=args, client_cpu_share=client_cpu_share))
 
 
 if __name__ == "__main__":
