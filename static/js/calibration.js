@@ -31,7 +31,9 @@
     var item = event.target.closest && event.target.closest("#items > .calibration-item");
     if (item) { current = items().indexOf(item); }
   });
-  document.addEventListener("htmx:afterSwap", function () {
+  // afterSettle, not afterSwap: htmx restores the swapped item's class attribute when it settles
+  // (attributesToSettle), which would drop a "focused" class set any earlier.
+  document.addEventListener("htmx:afterSettle", function () {
     var item = items()[current];
     var ok = item && !item.querySelector(".banner-error");
     select(ok ? current + 1 : current);

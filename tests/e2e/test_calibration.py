@@ -16,6 +16,12 @@ def _focused(page) -> str:
     return page.evaluate("document.querySelector('#items > .calibration-item.focused').dataset.item")
 
 
+def _graded(page, item: int) -> None:
+    """Wait until item's grade is saved and htmx has settled (the script moves focus on settle)."""
+    page.wait_for_selector(f"#item-{item} .banner-ok")
+    page.wait_for_selector("#items .htmx-settling", state="detached")
+
+
 def test_grade_items_then_open_the_agreement_page(page, live_server, screenshot_dir):
     grader = user_with_password("dr_cal", "reviewer")
     sessions = [complete_session(), complete_session()]
@@ -33,10 +39,10 @@ def test_grade_items_then_open_the_agreement_page(page, live_server, screenshot_
     # Keyboard: the first item is current; p passes it and moves on, f fails the second; k goes back.
     assert _focused(page) == "0"
     page.keyboard.press("p")
-    page.wait_for_selector("#item-0 .banner-ok")
+    _graded(page, 0)
     assert _focused(page) == "1"
     page.keyboard.press("f")
-    page.wait_for_selector("#item-1 .banner-ok")
+    _graded(page, 1)
     page.keyboard.press("k")
     assert _focused(page) == "0"
     page.keyboard.press("j")
@@ -48,12 +54,12 @@ def test_grade_items_then_open_the_agreement_page(page, live_server, screenshot_
     page.keyboard.press("n")
     page.wait_for_url(lambda url: url != first_answer and "/answers/" in url)
     page.click("#item-0 button.grade-fail")
-    page.wait_for_selector("#item-0 .banner-ok")
+    _graded(page, 0)
     page.click("#item-0 button.grade-pass")
     page.wait_for_selector("#item-0 button.grade-pass[aria-pressed=true]")
     page.fill("#item-1 input[name=note]", "unclear dose")
     page.click("#item-1 button.grade-unsure")
-    page.wait_for_selector("#item-1 .banner-ok")
+    _graded(page, 1)
 
     grades = sorted(PhysicianGrade.objects.filter(grader=grader).values_list("item", "label", "note"))
     assert grades == [(0, "pass", ""), (0, "pass", ""), (1, "fail", ""), (1, "unsure", "unclear dose")]
