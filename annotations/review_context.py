@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils.functional import SimpleLazyObject
 
 from ehr.selectors import admission_evidence, admission_header
@@ -36,15 +36,29 @@ EARLIER_FIELDS = (
 )
 
 
-def with_context(turns: QuerySet[Turn]) -> QuerySet[Turn]:
+def _steps_prefetch() -> Prefetch:
+    return Prefetch("steps", queryset=GoldStep.objects.defer("dependency_list", "extra"))
+
+
+def with_context(turns: QuerySet[Turn], *, content: bool = True) -> QuerySet[Turn]:
     """``turns`` loaded for :func:`turn_context`: the session joined, steps and rubric prefetched, and the
     big JSON columns nobody reads on these screens left in the database. The raw observation JSON is
-    fetched when its <details> opens (step_raw), not printed inline."""
+    fetched when its <details> opens (step_raw), not printed inline.
+
+    ``content=False``: steps and rubric are read by :func:`load_content` when a screen needs them, which
+    the review screen does only when its cached content cards and editor are not in the cache."""
     # Imported here: annotations.views imports this module.
     from annotations.views.common import SESSION_JSON, TURN_JSON
 
-    steps = Prefetch("steps", queryset=GoldStep.objects.defer("dependency_list", "extra"))
-    return turns.select_related("session").defer(*SESSION_JSON, *TURN_JSON).prefetch_related(steps, "rubric_items")
+    turns = turns.select_related("session").defer(*SESSION_JSON, *TURN_JSON)
+    return turns.prefetch_related(_steps_prefetch(), "rubric_items") if content else turns
+
+
+def load_content(turn: Turn) -> Turn:
+    """The turn's steps and rubric items read once, in two queries (nothing when already prefetched): the
+    content cards and the editor (:func:`annotations.content.snapshot`) share them."""
+    prefetch_related_objects([turn], _steps_prefetch(), "rubric_items")
+    return turn
 
 
 def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
@@ -62,8 +76,9 @@ def turn_context(*, turn: Turn) -> dict[str, Any]:
     return {
         "session": session,
         "earlier": list(session.turns.filter(index__lt=turn.index).order_by("index").only(*EARLIER_FIELDS)),
-        "steps": sorted(turn.steps.all(), key=lambda s: s.idx),
-        "rubric": sorted(turn.rubric_items.all(), key=lambda r: r.idx),
+        # Lazy: read only when the cached content cards are rendered anew.
+        "steps": SimpleLazyObject(lambda: sorted(load_content(turn).steps.all(), key=lambda s: s.idx)),
+        "rubric": SimpleLazyObject(lambda: sorted(load_content(turn).rubric_items.all(), key=lambda r: r.idx)),
         "patient_replies": [
             a for a in session.patient_agent_annotations or [] if isinstance(a, dict) and a.get("turn") == turn.index
         ],

@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import connection
+from django.core.cache import cache
+from django.db import connection, transaction
 from django.db.models import Count, Func, JSONField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTransform
 
@@ -173,11 +174,32 @@ def rejected_by_reason() -> dict[str, int]:
     return counts
 
 
+# Every review screen shows the guideline; rows change only through a save or delete, which forget the
+# cached rows (annotations.apps connects forget_guidelines). The bound covers writes that send no signal.
+GUIDELINES_CACHE_SECONDS = 300
+_GUIDELINES_KEY = "guidelines:by-language"
+
+
+def _guidelines() -> dict[str, Guideline]:
+    rows = cache.get(_GUIDELINES_KEY)
+    if rows is None:  # a handful of rows (one per UI language): all of them, in one query
+        rows = {g.language.lower(): g for g in Guideline.objects.select_related("updated_by")}
+        cache.set(_GUIDELINES_KEY, rows, GUIDELINES_CACHE_SECONDS)
+    return rows
+
+
+def forget_guidelines(**_signal: Any) -> None:
+    """Drop the cached guidelines: now, for readers in the writing transaction, and after the commit, for
+    a screen that cached the old rows in between."""
+    cache.delete(_GUIDELINES_KEY)
+    transaction.on_commit(lambda: cache.delete(_GUIDELINES_KEY))
+
+
 def guideline_for(*, language: str) -> Guideline | None:
-    """The guideline for a UI language (``zh-hans``, ``zh-Hans``, ``zh``), falling back to English; one query."""
+    """The guideline for a UI language (``zh-hans``, ``zh-Hans``, ``zh``), falling back to English (cached)."""
     code = (language or "").lower().replace("_", "-")
     wanted = list(dict.fromkeys([code, code.split("-")[0], "zh-hans" if code.startswith("zh") else "en", "en"]))
-    rows = {g.language.lower(): g for g in Guideline.objects.filter(language__in=wanted)}
+    rows = _guidelines()
     return next((rows[c] for c in wanted if c in rows), None)
 
 

@@ -216,13 +216,21 @@ def _cache(name: str, url: str) -> dict:
             "LOCATION": parts.netloc or name,
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
-    return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    return {"BACKEND": "physreview.cacheredis.ReusedClientRedisCache", "LOCATION": url}
 
 
 _cache_url = _url("CACHE_URL", "locmem://physreview", schemes=_CACHE_SCHEMES)
 _throttle_default = _cache_url if urlsplit(_cache_url).scheme.startswith("redis") else "db://physreview_cache"
 _throttle_url = _url("THROTTLE_CACHE_URL", _throttle_default, schemes=_CACHE_SCHEMES)
 CACHES = {"default": _cache("physreview", _cache_url), "throttle": _cache("physreview-throttle", _throttle_url)}
+# Sessions are kept in the database; with a Redis cache (shared by every server process) they are also read
+# from it (written through to both), which saves a query on every request. Not with a per-process memory
+# cache: another process's copy would go stale when a session changes.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if urlsplit(_cache_url).scheme.startswith("redis")
+    else "django.contrib.sessions.backends.db"
+)
 
 # After LOGIN_FAILURE_LIMIT failed logins for one username or one client IP within the window,
 # further attempts are refused until the window has passed (physreview.throttle).

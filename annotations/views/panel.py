@@ -7,14 +7,17 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 
 from annotations import blind, services
 from annotations import content as tc
 from annotations.models import Lease, RejectReason, Review
+from annotations.review_context import CONTENT_CACHE_SECONDS, load_content
 from annotations.roles import is_adjudicator
 from annotations.services.reviews import current_token, is_assigned
 from annotations.views.editor_form import editor_fields
 from scenarios.models import Turn
+from scenarios.suggestions_cache import suggestions_generation
 
 
 def lease_context(
@@ -30,6 +33,13 @@ def lease_context(
         return {"lease": lease, "lease_state": "mine", "lease_holder": user.get_username()}
     holder = blind.user_label(turn=turn, viewer=user, other=lease.holder, hidden=hidden)
     return {"lease": lease, "lease_state": "other", "lease_holder": holder}
+
+
+def _editor_key(*, turn: Turn, draft: Review | None) -> str:
+    """What the editor's fields show: the turn at its version, or this draft at its last save (every
+    save changes ``current_token``)."""
+    shown = f"draft-{draft.pk}-{current_token(draft)}" if draft is not None else "turn"
+    return f"{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
 
 
 def actions_context(
@@ -52,9 +62,7 @@ def actions_context(
         my_review = Review.objects.filter(turn=turn, reviewer_id=user.pk).first()
     if hidden is None:  # once for comments and the lease banner
         hidden = blind.hidden_users(turn=turn, user=user)
-    current = tc.snapshot(turn=turn)
     drafting = bool(can_review and my_review and my_review.proposed and not my_review.submitted)
-    shown = my_review.proposed if drafting else current
     base_version = my_review.base_version if (can_review and my_review) else turn.version
     # Adjudicators and admins who are not reviewers of the session edit the turn itself.
     direct_edit = not can_review and is_adjudicator(user)
@@ -65,7 +73,14 @@ def actions_context(
         "can_review": can_review,
         "direct_edit": direct_edit,
         "my_review": my_review,
-        "editor": editor_fields(shown),
+        # The editor's fields show the draft or the turn's content at this version, nothing else: the
+        # rendered fields are cached under that key (_editor.html), and read (with the turn's steps and
+        # rubric) only when that key is not in the cache.
+        "editor": SimpleLazyObject(
+            lambda: editor_fields(my_review.proposed if drafting else tc.snapshot(turn=load_content(turn)))
+        ),
+        "editor_cache_key": _editor_key(turn=turn, draft=my_review if drafting else None),
+        "EDITOR_CACHE_SECONDS": CONTENT_CACHE_SECONDS,
         "editor_base_version": base_version,
         "draft_token": current_token(my_review) if can_review else "",
         "stale_draft": drafting and base_version != turn.version,

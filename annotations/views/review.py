@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import escape
@@ -35,25 +35,25 @@ def queue(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _neighbours(user: Any, turn: Turn) -> tuple[int | None, int | None]:
-    """Primary keys of the previous and next visible turn (by record id, then index)."""
-    record_id, index = turn.session.record_id, turn.index
-    turns = visible_turns(user)
+def _with_neighbours(user: Any, turns: QuerySet[Turn]) -> QuerySet[Turn]:
+    """``turns`` annotated with ``prev_pk`` and ``next_pk``: the previous and next turn the user may open
+    (by record id, then index). Two scalar subqueries in the turn's own query: this screen is the most
+    requested page, and a separate query cost as much as the rest of its reads. (Not a UNION of two
+    sliced queries: SQLite, the demo database, refuses LIMIT there.)"""
+    record_id, index = OuterRef("session__record_id"), OuterRef("index")
+    visible = visible_turns(user)
     after = Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index)
     before = Q(session__record_id__lt=record_id) | Q(session__record_id=record_id, index__lt=index)
-    # One query (two scalar subqueries on the turn's own row): this screen is the most requested
-    # page. Not a UNION of two sliced queries: SQLite, the demo database, refuses LIMIT there.
-    nxt = turns.filter(after).order_by("session__record_id", "index").values("pk")[:1]
-    prev = turns.filter(before).order_by("-session__record_id", "-index").values("pk")[:1]
-    row = Turn.objects.filter(pk=turn.pk).annotate(prev=Subquery(prev), next=Subquery(nxt))
-    found = row.values_list("prev", "next").first()
-    return found if found else (None, None)
+    nxt = visible.filter(after).order_by("session__record_id", "index").values("pk")[:1]
+    prev = visible.filter(before).order_by("-session__record_id", "-index").values("pk")[:1]
+    return turns.annotate(prev_pk=Subquery(prev), next_pk=Subquery(nxt))
 
 
 @login_required
 def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
-    turn = get_object_or_404(review_context.with_context(visible_turns(request.user)), pk=pk)
-    prev, nxt = _neighbours(request.user, turn)
+    # Steps and rubric are read only if the cached content cards or editor must be rendered anew.
+    turns = review_context.with_context(visible_turns(request.user), content=False)
+    turn = get_object_or_404(_with_neighbours(request.user, turns), pk=pk)
     seen = blind.visibility(turn=turn, user=request.user)  # reviews, comments and lease banner: read once
     reviews = seen.reviews
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
@@ -64,8 +64,8 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         **review_context.turn_context(turn=turn),
         "reviews": reviews,
-        "prev": prev,
-        "next": nxt,
+        "prev": turn.prev_pk,
+        "next": turn.next_pk,
         "guideline": selectors.guideline_for(language=get_language() or "en"),
         **undo_offer(request),
         **actions_context(

@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
 from scenarios.audit.report import COUNT_KEYS
 from scenarios.models import GoldAudit
 
+# The review screen shows a turn's audit at every visit; audits change only when `manage.py audit_gold`
+# stores a run, which forgets the turns it wrote (services._store). The bound covers any other writer.
+AUDIT_CACHE_SECONDS = 300
+_NONE = "none"  # cached "never audited" (None reads as a cache miss)
+
+
+def _audit_key(turn_id: int) -> str:
+    return f"gold-audit:{turn_id}"
+
 
 def turn_audit(*, turn_id: int) -> GoldAudit | None:
-    """The latest audit of a turn, or None if it was never audited."""
-    return GoldAudit.objects.filter(turn_id=turn_id).first()
+    """The latest audit of a turn, or None if it was never audited (cached; see :func:`forget_audits`)."""
+    found = cache.get(_audit_key(turn_id))
+    if found is None:
+        found = GoldAudit.objects.filter(turn_id=turn_id).first() or _NONE
+        cache.set(_audit_key(turn_id), found, AUDIT_CACHE_SECONDS)
+    return None if found == _NONE else found
+
+
+def forget_audits(*, turn_ids: Iterable[int]) -> None:
+    """Drop the cached audits of ``turn_ids`` (after their rows were replaced)."""
+    cache.delete_many([_audit_key(pk) for pk in turn_ids])
 
 
 def audit_totals() -> dict[str, Any] | None:

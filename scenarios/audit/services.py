@@ -29,7 +29,7 @@ from django.utils import timezone
 from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool
 from ehr.fhir.context import check_bounds
 from ehr.fhir.legacy import upgrade_arguments
-from scenarios.audit import numbers, premises
+from scenarios.audit import numbers, premises, selectors
 from scenarios.audit.facts import compare, leaks, result_facts
 from scenarios.audit.report import COUNT_KEYS, AuditReport, SessionResult, TurnResult
 from scenarios.models import GoldAudit, GoldStep, RubricItem, Session, Turn
@@ -178,9 +178,14 @@ def _store(*, result: SessionResult, bounds: str, ran_at: dt.datetime) -> None:
         )
         for t in result.turns
     ]
+    turn_ids = [t.turn_id for t in result.turns]
     with transaction.atomic():
-        GoldAudit.objects.filter(turn_id__in=[t.turn_id for t in result.turns]).delete()
+        GoldAudit.objects.filter(turn_id__in=turn_ids).delete()
         GoldAudit.objects.bulk_create(rows)
+        # Now, for readers in this transaction, and after the commit, for a screen that read the old row
+        # in between and cached it again.
+        selectors.forget_audits(turn_ids=turn_ids)
+        transaction.on_commit(lambda: selectors.forget_audits(turn_ids=turn_ids))
 
 
 def audit_sessions(

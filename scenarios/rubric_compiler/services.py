@@ -18,6 +18,7 @@ from scenarios.models import CompiledState, RubricItem
 from scenarios.rubric_compiler.core import attempt
 from scenarios.rubric_compiler.report import Coverage
 from scenarios.rubric_compiler.types import COMPILER_VERSION, Outcome
+from scenarios.suggestions_cache import bump_suggestions_generation
 
 CHUNK = 500  # items written per transaction: an interrupted run keeps whole chunks and resumes after them
 DECIDED = (CompiledState.ACCEPTED, CompiledState.EDITED, CompiledState.REMOVED)
@@ -140,6 +141,7 @@ def compile_stored(
             if changed:
                 with transaction.atomic():
                     RubricItem.objects.bulk_update(changed, list(_FIELDS))
+                    transaction.on_commit(bump_suggestions_generation)
             bar.update(len(batch))
     return coverage
 

@@ -208,15 +208,13 @@ def test_same_reviewer_in_two_tabs_gets_the_conflict_flow(context, live_server, 
     tab_a.click("#save-draft")
     tab_a.wait_for_selector("#merge-form")
     assert Review.objects.get(pk=review.pk).proposed["answer_en"] == "Merged A and B."
-    for tab in (tab_a, tab_b):
-        tab.close()  # before the database is flushed (their lease release would find no turn)
+    leave_pages(context, turn=turn)  # their lease releases land before the database is flushed
 
 
 def test_two_tab_conflict_heading_does_not_claim_the_turn_changed(context, live_server):
-    _reviewer, turn, tab_a, tab_b = _two_tab_conflict(context, live_server, "tabs_head")
+    _reviewer, turn, _tab_a, tab_b = _two_tab_conflict(context, live_server, "tabs_head")
     heading = tab_b.inner_text("#conflict h3")
-    for tab in (tab_a, tab_b):
-        tab.close()
+    leave_pages(context, turn=turn)
     assert f"v{turn.version} → v{turn.version}" not in heading
     assert "another tab" in heading
 

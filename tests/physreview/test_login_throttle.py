@@ -294,6 +294,6 @@ def test_throttle_environment_defaults_and_values(tmp_path):
         tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["10", "60", "django.core.cache.backends.redis.RedisCache"]
+    assert result.stdout.split() == ["10", "60", "physreview.cacheredis.ReusedClientRedisCache"]
     result = _start({"THROTTLE_CACHE_URL": "locmem://"}, tmp_path)
     assert result.stdout.split()[2] == "django.core.cache.backends.locmem.LocMemCache"

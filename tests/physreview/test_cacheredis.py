@@ -1,0 +1,47 @@
+"""The Redis cache backend that reuses its redis-py clients, against the local Redis of CI."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from physreview.cacheredis import ReusedClientRedisCache
+from tests.physreview.startup import print_settings
+
+
+@pytest.fixture
+def redis_cache(broker_url):
+    # The broker's Redis server, another database: the cache is flushed here, the broker's queue is not.
+    url = urlunsplit(urlsplit(broker_url)._replace(path="/13"))
+    backend = ReusedClientRedisCache(url, {"KEY_PREFIX": "test-cacheredis"})
+    backend.clear()
+    yield backend
+    backend.clear()
+
+
+def test_one_client_serves_every_call_and_the_values_round_trip(redis_cache):
+    client = redis_cache._cache.get_client("a")
+    assert redis_cache._cache.get_client("b", write=True) is client
+    redis_cache.set("a", {"turn": 1, "texts": ["胸痛", "chest pain"]}, 60)
+    redis_cache.set_many({"b": 2, "c": 3}, 60)
+    assert redis_cache.get("a") == {"turn": 1, "texts": ["胸痛", "chest pain"]}
+    assert redis_cache.get_many(["b", "c", "missing"]) == {"b": 2, "c": 3}
+    assert redis_cache.incr("b") == 3
+    redis_cache.delete_many(["a", "b"])
+    assert redis_cache.get("a") is None and redis_cache.get("b") is None and redis_cache.get("c") == 3
+
+
+def test_sessions_are_read_from_the_cache_only_when_it_is_redis(tmp_path):
+    expression = "s.CACHES['default']['BACKEND'], s.SESSION_ENGINE"
+    shared = print_settings(expression, env={"CACHE_URL": "redis://127.0.0.1:6379/13"}, var_dir=tmp_path)
+    assert shared.returncode == 0, shared.stderr
+    assert shared.stdout.split() == [
+        "physreview.cacheredis.ReusedClientRedisCache",
+        "django.contrib.sessions.backends.cached_db",
+    ]
+    local = print_settings(expression, env={"CACHE_URL": "locmem://"}, var_dir=tmp_path)
+    assert local.stdout.split() == [
+        "django.core.cache.backends.locmem.LocMemCache",
+        "django.contrib.sessions.backends.db",
+    ]
