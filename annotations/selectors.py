@@ -181,11 +181,12 @@ _GUIDELINES_KEY = "guidelines:by-language"
 
 
 def _guidelines() -> dict[str, Guideline]:
-    rows = cache.get(_GUIDELINES_KEY)
-    if rows is None:  # a handful of rows (one per UI language): all of them, in one query
-        rows = {g.language.lower(): g for g in Guideline.objects.select_related("updated_by")}
-        cache.set(_GUIDELINES_KEY, rows, GUIDELINES_CACHE_SECONDS)
-    return rows
+    """A handful of rows (one per UI language): all of them, in one query."""
+    return cache.get_or_set(
+        _GUIDELINES_KEY,
+        lambda: {g.language.lower(): g for g in Guideline.objects.select_related("updated_by")},
+        GUIDELINES_CACHE_SECONDS,
+    )
 
 
 def forget_guidelines(**_signal: Any) -> None:

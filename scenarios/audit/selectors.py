@@ -14,7 +14,6 @@ from scenarios.models import GoldAudit
 # The review screen shows a turn's audit at every visit; audits change only when `manage.py audit_gold`
 # stores a run, which forgets the turns it wrote (services._store). The bound covers any other writer.
 AUDIT_CACHE_SECONDS = 300
-_NONE = "none"  # cached "never audited" (None reads as a cache miss)
 
 
 def _audit_key(turn_id: int) -> str:
@@ -22,12 +21,10 @@ def _audit_key(turn_id: int) -> str:
 
 
 def turn_audit(*, turn_id: int) -> GoldAudit | None:
-    """The latest audit of a turn, or None if it was never audited (cached; see :func:`forget_audits`)."""
-    found = cache.get(_audit_key(turn_id))
-    if found is None:
-        found = GoldAudit.objects.filter(turn_id=turn_id).first() or _NONE
-        cache.set(_audit_key(turn_id), found, AUDIT_CACHE_SECONDS)
-    return None if found == _NONE else found
+    """The latest audit of a turn, or None if it was never audited (cached, None too; see :func:`forget_audits`)."""
+    return cache.get_or_set(
+        _audit_key(turn_id), lambda: GoldAudit.objects.filter(turn_id=turn_id).first(), AUDIT_CACHE_SECONDS
+    )
 
 
 def forget_audits(*, turn_ids: Iterable[int]) -> None:
