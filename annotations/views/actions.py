@@ -1,9 +1,12 @@
 """HTMX actions on the review screen: approve, reject, comment, edit (draft or direct), merge.
 
 Each answers with the re-rendered actions panel, status 200 even for errors and conflicts (htmx 2
-does not swap 4xx responses), carrying a banner. Assigned reviewers edit their blind draft
-(services.save_draft_review / submit_review); adjudicators and admins who are not reviewers of the
-session edit the turn itself (services.save_turn_edit / merge).
+does not swap 4xx responses), carrying a banner. Two answers leave the editor the user types in
+as it is and send only what changed, out of band: a draft save that keeps the editor's shape
+(panel.render_draft_saved) and a field that does not parse or validate (panel.render_edit_error).
+
+Assigned reviewers edit their blind draft (services.save_draft_review / submit_review); adjudicators
+and admins who are not reviewers of the session edit the turn itself (services.save_turn_edit / merge).
 """
 
 from __future__ import annotations
@@ -26,8 +29,14 @@ from annotations.services.reviews import is_assigned
 from annotations.steps import rerun_step
 from annotations.views.common import posted_version, turn_for
 from annotations.views.done import next_queued
-from annotations.views.editor_form import changes_from_post, merged_from_post
-from annotations.views.panel import render_actions
+from annotations.views.editor_form import (
+    changes_from_post,
+    editor_fields,
+    editor_shape,
+    merged_from_post,
+    posted_rubric_keys,
+)
+from annotations.views.panel import render_actions, render_draft_saved, render_edit_error
 from scenarios.models import Turn
 
 SUBMITTED_TAG = "review-submitted"
@@ -144,7 +153,8 @@ def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResp
         # that snapshot it (form start, service, gates, previews, panel), not two queries each.
         prefetch_related_objects([turn], "steps", "rubric_items")
     review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
-    changes = changes_from_post(request.POST, start=_draft_start(turn, review, base_version))
+    start = _draft_start(turn, review, base_version)
+    changes = changes_from_post(request.POST, start=start)
     token = request.POST.get("draft_token")  # the draft this tab shows (None: an old page, no check)
     if request.POST.get("submit_edit"):
         return _submit(
@@ -156,6 +166,15 @@ def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResp
         )
     except services.DraftConflict as conflict:
         return render_actions(request, turn, error=str(conflict), conflict=conflict)
+    previews = _previews(turn, review.proposed)
+    fields = editor_fields(review.proposed)
+    if editor_shape(fields) == editor_shape(editor_fields(start)) and posted_rubric_keys(request.POST) == [
+        item["key"] for item in fields["rubric"]
+    ]:
+        return render_draft_saved(
+            request, turn, review=review, fields=fields, message=_("Draft saved."), previews=previews
+        )
+    # Rows added or removed, or a compiled suggestion decided: the editor is drawn again.
     return render_actions(
         request,
         turn,
@@ -165,7 +184,7 @@ def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResp
         editor_open=True,
         message=_("Draft saved."),
         warnings=review.gate_warnings,
-        previews=_previews(turn, review.proposed),
+        previews=previews,
     )
 
 
@@ -209,6 +228,8 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         if is_adjudicator(request.user):
             return _edit_turn(request, turn, base_version)
         raise services.PermissionDenied(_("you may not edit this turn"))
+    except tc.InvalidContent as exc:  # refused before anything was stored
+        return render_edit_error(request, turn, error=str(exc))
     except ERRORS as exc:
         return render_actions(request, turn, editor_open=True, error=str(exc))
 

@@ -223,3 +223,46 @@ def editor_fields(content: dict[str, Any], *, takes: dict[str, dict[str, Any]] |
         ],
         "steps": steps,
     }
+
+
+def orig_twins(fields: dict[str, Any]) -> dict[str, str]:
+    """The hidden ``orig-`` twins the editor renders for ``fields`` (input name, which is also its
+    id, to the value it holds): what a draft save that keeps the DOM updates, so the next save
+    compares against what was saved (and sending an original value back still undoes an edit)."""
+    twins = {f"orig-{f['name']}": f["value"] for _label, cells in fields["requests"] for f in cells}
+    twins.update({f"orig-{f['name']}": f["value"] for f in fields["answers"]})
+    twins["orig-subtype"] = fields["subtype"]
+    for i, item in enumerate(fields["rubric"]):
+        twins[f"orig-rubric-{i}-text_en"] = item["text_en"]
+        twins[f"orig-rubric-{i}-text_zh"] = item["text_zh"]
+        twins[f"rubric-{i}-orig-is_safety"] = "1" if item["is_safety"] else "0"
+        if item.get("compiled"):
+            twins[f"orig-rubric-{i}-compiled_json"] = item["compiled_json"]
+    twins.update({f"orig-step-{s['idx']}-arguments": s["json"] for s in fields["steps"]})
+    return twins
+
+
+def editor_shape(fields: dict[str, Any]) -> tuple[Any, ...]:
+    """What the editor renders besides field values: rubric rows (key, machine check kind, state of
+    the compiled suggestion, whose options depend on it) and the steps. A save that changes it needs
+    the editor re-rendered; one that keeps it can leave the reviewer's DOM in place."""
+    rubric = tuple(
+        (item["key"], (item.get("machine_check") or {}).get("kind"), item.get("compiled_state"))
+        for item in fields["rubric"]
+    )
+    return rubric, tuple(s["idx"] for s in fields["steps"])
+
+
+def stale_twins(post: QueryDict, fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """The posted ``orig-`` twins that no longer hold what ``fields`` (the saved draft) would render."""
+    return [
+        (name, value)
+        for name, value in orig_twins(fields).items()
+        if name in post and _norm(post[name]) != _norm(value)
+    ]
+
+
+def posted_rubric_keys(post: QueryDict) -> list[str]:
+    """The rubric row keys the posting form showed, in row order."""
+    rows = sorted({int(m[1]) for key in post if (m := _ROW.fullmatch(key))})
+    return [post[f"rubric-{row}-key"] for row in rows]

@@ -15,7 +15,7 @@ from annotations.models import Lease, RejectReason, Review
 from annotations.review_context import CONTENT_CACHE_SECONDS, load_content
 from annotations.roles import is_adjudicator
 from annotations.services.reviews import current_token, is_assigned
-from annotations.views.editor_form import editor_fields
+from annotations.views.editor_form import editor_fields, stale_twins
 from scenarios.models import Turn
 from scenarios.suggestions_cache import suggestions_generation
 
@@ -39,7 +39,8 @@ def _editor_key(*, turn: Turn, draft: Review | None) -> str:
     """What the editor's fields show: the turn at its version, or this draft at its last save (every
     save changes ``current_token``)."""
     shown = f"draft-{draft.pk}-{current_token(draft)}" if draft is not None else "turn"
-    return f"{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
+    # v2: the orig- twins carry ids (render_draft_saved updates them out of band).
+    return f"v2-{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
 
 
 def actions_context(
@@ -107,3 +108,43 @@ def render_actions(request: HttpRequest, turn: Turn, **extra: Any) -> HttpRespon
         services.release(turn=turn, user=request.user)
         context.update(lease=None, lease_state="none")
     return render(request, "annotations/_actions.html", context)
+
+
+def _keep_editor(response: HttpResponse) -> HttpResponse:
+    # Only the out-of-band pieces are swapped: the form the reviewer is typing in stays as it is.
+    response["HX-Reswap"] = "none"
+    return response
+
+
+def render_draft_saved(
+    request: HttpRequest,
+    turn: Turn,
+    *,
+    review: Review,
+    fields: dict[str, Any],
+    message: str,
+    previews: list[dict[str, Any]],
+) -> HttpResponse:
+    """A saved draft whose editor keeps its shape (see editor_form.editor_shape): the feedback, the
+    previews, the stale-draft banner, the version and token inputs, and the ``orig-`` twins of the
+    fields this save changed, all out of band. The reviewer keeps their caret and scroll position,
+    and nothing of the panel that a draft save leaves alone (comments, lease, decision) is read."""
+    context = {
+        "turn": turn,
+        "saved_draft": True,
+        "direct_edit": False,
+        "message": message,
+        "warnings": review.gate_warnings,
+        "previews": previews,
+        "editor_base_version": review.base_version,
+        "draft_token": current_token(review),
+        "stale_draft": review.base_version != turn.version,
+        "twins": stale_twins(request.POST, fields),
+    }
+    return _keep_editor(render(request, "annotations/_draft_saved.html", context))
+
+
+def render_edit_error(request: HttpRequest, turn: Turn, *, error: str) -> HttpResponse:
+    """A save refused before anything was stored (a field that does not parse or validate): only the
+    error banner, so the editor keeps everything the user typed."""
+    return _keep_editor(render(request, "annotations/_draft_saved.html", {"turn": turn, "error": error}))

@@ -4,6 +4,8 @@ subtype, tool-call arguments as JSON (re-executed), reviewer drafts vs direct ed
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 
 import pytest
 from django.urls import reverse
@@ -11,6 +13,7 @@ from django.urls import reverse
 from annotations import services
 from annotations.content import snapshot
 from annotations.models import Review, Revision, RevisionKind
+from annotations.services.reviews import current_token
 from annotations.steps import rerun_step
 from annotations.views.editor_form import editor_fields
 from scenarios.models import Turn
@@ -298,3 +301,90 @@ def test_permissions(client, turn, reviewers):
     assert client.get(_url(turn, "lease")).status_code == 405
     assert not Review.objects.exists()
     assert Turn.objects.get(pk=turn.pk).version == 1
+
+
+def _oob_inputs(html: str) -> dict[str, str]:
+    """The out-of-band inputs of a response (id to value), as htmx would swap them into the page."""
+    oob = re.compile(r'<input type="hidden" id="(?P<id>[^"]+)" name="[^"]+" value="(?P<value>[^"]*)" hx-swap-oob')
+    return {m["id"]: unescape(m["value"]) for m in oob.finditer(html)}
+
+
+def test_a_text_draft_save_leaves_the_editor_in_place(client, turn, reviewers, django_assert_max_num_queries):
+    """Only the feedback, the previews, the version/token inputs and the twins of what changed come
+    back (HX-Reswap: none): the form the reviewer types in is not drawn again."""
+    client.force_login(reviewers[0])
+    before = snapshot(turn=turn)
+    data = form_data(before, turn.version, answer_en="Creatinine is 1.4 mg/dL.", draft="1", draft_token="")
+    with django_assert_max_num_queries(16):  # no comments, lease or co-reviewer reads
+        response = client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    text = response.text
+    assert response["HX-Reswap"] == "none"
+    assert 'id="edit-form"' not in text and 'id="comments"' not in text
+    assert re.search(r'<div id="actions-feedback" hx-swap-oob="true">.*Draft saved\.', text, re.S)
+    review = Review.objects.get(turn=turn, reviewer=reviewers[0])
+    swapped = _oob_inputs(text)
+    assert swapped["edit-draft-token"] == current_token(review)
+    assert swapped["edit-base-version"] == swapped["approve-base-version"] == swapped["reject-base-version"] == "1"
+    # Only the twin of the changed field, now holding the saved text.
+    assert {k: v for k, v in swapped.items() if "orig" in k} == {"orig-answer_en": "Creatinine is 1.4 mg/dL."}
+
+    # The page with those inputs swapped in: typing the original text back undoes the edit.
+    data.update({"orig-answer_en": swapped["orig-answer_en"], "draft_token": swapped["edit-draft-token"]})
+    data["answer_en"] = before["answer_en"]
+    again = client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    assert again["HX-Reswap"] == "none" and "Draft saved." in again.text
+    review.refresh_from_db()
+    assert review.proposed["answer_en"] == before["answer_en"]
+    assert _oob_inputs(again.text)["orig-answer_en"] == before["answer_en"]
+
+
+def test_a_draft_save_that_adds_or_removes_rubric_rows_draws_the_editor_again(client, turn, reviewers):
+    client.force_login(reviewers[0])
+    data = form_data(snapshot(turn=turn), turn.version, **{"rubric-new-0-text_en": "Mentions renal dosing"})
+    response = client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    assert "HX-Reswap" not in response and 'id="edit-form"' in response.text and 'value="n2"' in response.text
+    # A removal, from the page as it is now (three rows keyed 1, 2, n2).
+    page = client.get(_url(turn, "turn"))
+    data = form_data(page.context["my_review"].proposed, turn.version, **{"rubric-2-remove": "1"})
+    data["draft_token"] = current_token(page.context["my_review"])
+    response = client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    assert "HX-Reswap" not in response and 'id="edit-form"' in response.text and 'value="n2"' not in response.text
+    assert len(Review.objects.get(turn=turn, reviewer=reviewers[0]).proposed["rubric"]) == 2
+
+
+def test_a_field_that_does_not_parse_keeps_what_the_user_typed(client, turn, reviewers):
+    """Nothing is stored and only the error banner comes back, so the editor (with the other edits
+    typed into it) stays on the screen as it is."""
+    client.force_login(reviewers[0])
+    data = form_data(snapshot(turn=turn), turn.version, answer_en="typed", **{"step-0-arguments": "{oops"})
+    response = client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    assert response["HX-Reswap"] == "none" and 'id="edit-form"' not in response.text
+    assert "banner-error" in response.text and "step 0 (Observation.search)" in response.text
+    assert "edit-draft-token" not in response.text  # the draft did not change
+    assert not Review.objects.exists()
+
+
+def test_the_stale_draft_banner_follows_the_save(client, turn, reviewers, adjudicator):
+    client.force_login(reviewers[0])
+    data = form_data(snapshot(turn=turn), 1, answer_en="Draft on version 1.")
+    client.post(_url(turn), data, HTTP_HX_REQUEST="true")
+    services.save_turn_edit(turn=turn, user=adjudicator, changes={"answer_zh": "新的答案。"}, base_version=1)
+    turn.refresh_from_db()
+    token = current_token(Review.objects.get(turn=turn, reviewer=reviewers[0]))
+    # Saved from the old page: still on version 1, the banner says so.
+    old_page = {**data, "answer_en": "Still on version 1.", "draft_token": token}
+    response = client.post(_url(turn), old_page, HTTP_HX_REQUEST="true")
+    assert 'id="stale-draft"' in response.text
+    # Saved from the reloaded page (version 2): rebased, the banner goes.
+    review = Review.objects.get(turn=turn, reviewer=reviewers[0])
+    shown = {**snapshot(turn=turn), "answer_en": review.proposed["answer_en"]}  # the draft over version 2
+    reloaded = form_data(shown, 2, answer_en="Now on version 2.", draft_token=current_token(review))
+    response = client.post(_url(turn), reloaded, HTTP_HX_REQUEST="true")
+    assert re.search(r'<div id="stale-draft-slot" hx-swap-oob="true">\s*</div>', response.text)
+    assert _oob_inputs(response.text) == {
+        "edit-base-version": "2",
+        "approve-base-version": "2",
+        "reject-base-version": "2",
+        "edit-draft-token": current_token(Review.objects.get(pk=review.pk)),
+        "orig-answer_en": "Now on version 2.",
+    }
