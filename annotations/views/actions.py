@@ -29,13 +29,7 @@ from annotations.services.reviews import is_assigned
 from annotations.steps import rerun_step
 from annotations.views.common import posted_version, turn_for
 from annotations.views.done import next_queued
-from annotations.views.editor_form import (
-    changes_from_post,
-    editor_fields,
-    editor_shape,
-    merged_from_post,
-    posted_rubric_keys,
-)
+from annotations.views.editor_form import changes_from_post, editor_fields, keeps_editor, merged_from_post
 from annotations.views.panel import render_actions, render_draft_saved, render_edit_error
 from scenarios.models import Turn
 
@@ -150,7 +144,7 @@ def _previews(turn: Turn, proposed: dict[str, Any]) -> list[dict[str, Any]]:
 def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResponse:
     if not request.POST.get("submit_edit"):
         # A draft save leaves the turn as it is: read its steps and rubric once for the five places
-        # that snapshot it (form start, service, gates, previews, panel), not two queries each.
+        # that snapshot it (form start, service, gates, previews, editor), not two queries each.
         prefetch_related_objects([turn], "steps", "rubric_items")
     review = Review.objects.filter(turn=turn, reviewer_id=request.user.pk).first()
     start = _draft_start(turn, review, base_version)
@@ -167,12 +161,14 @@ def _edit_draft(request: HttpRequest, turn: Turn, base_version: int) -> HttpResp
     except services.DraftConflict as conflict:
         return render_actions(request, turn, error=str(conflict), conflict=conflict)
     previews = _previews(turn, review.proposed)
-    fields = editor_fields(review.proposed)
-    if editor_shape(fields) == editor_shape(editor_fields(start)) and posted_rubric_keys(request.POST) == [
-        item["key"] for item in fields["rubric"]
-    ]:
+    if keeps_editor(request.POST, before=start, after=review.proposed):
         return render_draft_saved(
-            request, turn, review=review, fields=fields, message=_("Draft saved."), previews=previews
+            request,
+            turn,
+            review=review,
+            fields=editor_fields(review.proposed),
+            message=_("Draft saved."),
+            previews=previews,
         )
     # Rows added or removed, or a compiled suggestion decided: the editor is drawn again.
     return render_actions(

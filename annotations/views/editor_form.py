@@ -242,15 +242,19 @@ def orig_twins(fields: dict[str, Any]) -> dict[str, str]:
     return twins
 
 
-def editor_shape(fields: dict[str, Any]) -> tuple[Any, ...]:
-    """What the editor renders besides field values: rubric rows (key, machine check kind, state of
-    the compiled suggestion, whose options depend on it) and the steps. A save that changes it needs
-    the editor re-rendered; one that keeps it can leave the reviewer's DOM in place."""
-    rubric = tuple(
-        (item["key"], (item.get("machine_check") or {}).get("kind"), item.get("compiled_state"))
-        for item in fields["rubric"]
-    )
-    return rubric, tuple(s["idx"] for s in fields["steps"])
+def keeps_editor(post: QueryDict, *, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether the editor ``post`` came from can stay as it is after a save that took the content from
+    ``before`` to ``after``: the same rubric rows as the form posted (none added or removed), the same
+    machine checks and compiled-suggestion states (the editor's options depend on them), the same steps.
+    Only the values then differ, and those the reviewer's own form already holds."""
+
+    def rendered(content: dict[str, Any]) -> tuple[Any, ...]:
+        rubric = [((r.get("machine_check") or {}).get("kind"), r.get("compiled_state")) for r in content["rubric"]]
+        return tuple(rubric), tuple(s["idx"] for s in content["steps"])
+
+    rows = sorted({int(m[1]) for key in post if (m := _ROW.fullmatch(key))})
+    keys = [_item_key(item, i) for i, item in enumerate(after["rubric"])]
+    return [post[f"rubric-{row}-key"] for row in rows] == keys and rendered(before) == rendered(after)
 
 
 def stale_twins(post: QueryDict, fields: dict[str, Any]) -> list[tuple[str, str]]:
@@ -260,9 +264,3 @@ def stale_twins(post: QueryDict, fields: dict[str, Any]) -> list[tuple[str, str]
         for name, value in orig_twins(fields).items()
         if name in post and _norm(post[name]) != _norm(value)
     ]
-
-
-def posted_rubric_keys(post: QueryDict) -> list[str]:
-    """The rubric row keys the posting form showed, in row order."""
-    rows = sorted({int(m[1]) for key in post if (m := _ROW.fullmatch(key))})
-    return [post[f"rubric-{row}-key"] for row in rows]

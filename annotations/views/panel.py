@@ -125,7 +125,7 @@ def render_draft_saved(
     message: str,
     previews: list[dict[str, Any]],
 ) -> HttpResponse:
-    """A saved draft whose editor keeps its shape (see editor_form.editor_shape): the feedback, the
+    """A saved draft whose editor keeps its shape (see editor_form.keeps_editor): the feedback, the
     previews, the stale-draft banner, the version and token inputs, and the ``orig-`` twins of the
     fields this save changed, all out of band. The reviewer keeps their caret and scroll position,
     and nothing of the panel that a draft save leaves alone (comments, lease, decision) is read."""
