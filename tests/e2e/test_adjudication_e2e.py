@@ -47,6 +47,7 @@ def test_adjudicate_disagreements(page, live_server, screenshot_dir):
     page.wait_for_selector("#adjudication-queue")
     page.click(f"#adjudication-queue a[href='/review/adjudicate/{take.pk}/']")
     page.wait_for_selector("#review-a")
+    page.wait_for_load_state("load")  # htmx and review.js are deferred
     assert "rev_ann" in page.inner_text("#review-a") and "rev_ben" in page.inner_text("#review-b")
     # B's Chinese answer, character-level insertions in B's cell of the side-by-side table.
     assert page.locator("#adjudication-diffs tr[data-field=answer_zh] td.diff-proposed[data-review=b] ins").count() > 0

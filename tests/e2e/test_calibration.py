@@ -33,6 +33,8 @@ def test_grade_items_then_open_the_agreement_page(page, live_server, screenshot_
     page.goto(f"{live_server.url}/results/calibration/")
     page.click(f"tr[data-sample='{sample.pk}'] a.grade-link")
     page.wait_for_selector("h1:has-text('Grade rubric items')")
+    # The deferred script picks the current item at DOMContentLoaded, which can come after the h1 is parsed.
+    page.wait_for_load_state("load")
     assert "JUDGE-REASON" not in page.content()
     first_answer = page.url
 

@@ -30,6 +30,7 @@ def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
 
     page.click(f"a[href='/review/turns/{first.pk}/']")
     page.wait_for_selector("h1:has-text('Turn 1 ·')")
+    page.wait_for_load_state("load")  # review.js is deferred: its key handlers exist only once it has run
     page.screenshot(path=str(screenshot_dir / "review_turn.png"), full_page=True)
 
     # j / k move between turns without the mouse.
