@@ -16,6 +16,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, pgettext_lazy
 
+from scenarios.text_templates import compile_template, parse_text
+
 # key -> English template. Order matters when reading back: a more specific shape before a looser one.
 TEMPLATES: dict[str, str] = {
     "no_form": gettext_noop("no machine-checkable form"),
@@ -51,20 +53,10 @@ _PARAM_PATTERNS = {
     "params": r".*",
     "reason": r".*",
 }
-_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    parts, last = [], 0
-    for match in _PLACEHOLDER.finditer(template):
-        parts.append(re.escape(template[last : match.start()]))
-        parts.append(f"(?P<{match.group(1)}>{_PARAM_PATTERNS[match.group(1)]})")
-        last = match.end()
-    parts.append(re.escape(template[last:]))
-    return re.compile("".join(parts), re.S)
-
-
-_PATTERNS = {key: _pattern(template) for key, template in TEMPLATES.items()}
+_PATTERNS = {
+    key: compile_template(template, param_patterns=_PARAM_PATTERNS, default=r".*")
+    for key, template in TEMPLATES.items()
+}
 
 
 def reason(key: str, **params: Any) -> str:
@@ -74,11 +66,7 @@ def reason(key: str, **params: Any) -> str:
 
 def parse_reason(text: str) -> tuple[str, dict[str, str]] | None:
     """``(key, params)`` of a stored reason, ``None`` for a text of no known shape (an LLM judge's words)."""
-    for key, pattern in _PATTERNS.items():
-        match = pattern.fullmatch(text or "")
-        if match:
-            return key, match.groupdict()
-    return None
+    return parse_text(text, patterns=_PATTERNS)
 
 
 # Parts of a compiled rule's name ("term/date", "must_not_recommend/drug") as the UI shows them.

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
@@ -14,6 +15,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from annotations.guidelines import render_markdown
 from annotations.models import TurnState
 from evaluation.judges import is_model_judge
+from scenarios.gate_messages import display_gate_message, parse_gate_message
 from scenarios.rubric_reasons import display_reason, readable_code, value_text
 
 register = template.Library()
@@ -220,6 +222,15 @@ def label_of(*, kind: str, code: Any) -> str:
 def code_label(value: Any, kind: str) -> str:
     """``{{ call.kind|code_label:"tool_kind" }}``: one filter for every code table above."""
     return label_of(kind=kind, code=value)
+
+
+@register.filter
+def gate_message(text: Any) -> str:
+    """A stored quality-gate message in the UI language; one of no known shape (an LLM audit's words) as
+    it is, marked as English."""
+    if parse_gate_message(text) is None:
+        return format_html('<span lang="en">{}</span>', "" if text is None else text)
+    return display_gate_message(text, label=label_of)
 
 
 @register.filter

@@ -13,6 +13,7 @@ from typing import Any
 from ehr.fhir import REGISTRY, TOOL_NAMES
 from ehr.fhir.errors import ToolError
 from ehr.fhir.params import clean_arguments
+from scenarios.gate_messages import gate_message, where
 from scenarios.generation.gates_content import CONTENT_GATES
 from scenarios.generation.numbers import as_decimal, numbers, numbers_in, units
 from scenarios.generation.planner import ARCS
@@ -49,12 +50,14 @@ def gate_tool_results(draft: SessionDraft) -> Iterator[GateFailure]:
         for s in _calls(turn):
             obs = s.observation
             if isinstance(obs, dict) and "error" in obs:
-                yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned an error: {obs['error']}")
+                yield GateFailure(
+                    "tool_result", turn.index, gate_message("tool_error", idx=s.idx, tool=s.tool, error=obs["error"])
+                )
             elif _kind(s.tool) == "ehr" and isinstance(obs, dict) and obs.get("resourceType") == "Bundle":
                 if not obs.get("total") or not obs.get("entry"):
-                    yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned an empty Bundle")
+                    yield GateFailure("tool_result", turn.index, gate_message("empty_bundle", idx=s.idx, tool=s.tool))
             elif _kind(s.tool) == "ehr" and not obs:
-                yield GateFailure("tool_result", turn.index, f"step {s.idx} {s.tool} returned nothing")
+                yield GateFailure("tool_result", turn.index, gate_message("returned_nothing", idx=s.idx, tool=s.tool))
 
 
 def gate_tool_counts(draft: SessionDraft) -> Iterator[GateFailure]:
@@ -63,19 +66,19 @@ def gate_tool_counts(draft: SessionDraft) -> Iterator[GateFailure]:
         kinds = [_kind(s.tool) for s in calls]
         tt = turn.task_type
         if not turn.steps or turn.steps[-1].tool != "prepare_to_answer":
-            yield GateFailure("tool_count", turn.index, "the last step must be prepare_to_answer")
+            yield GateFailure("tool_count", turn.index, gate_message("last_step"))
         if tt == "IL" and (len(calls) != 1 or kinds != ["ehr"]):
-            yield GateFailure("tool_count", turn.index, f"IL needs exactly 1 EHR call, got {kinds}")
+            yield GateFailure("tool_count", turn.index, gate_message("il_calls", kinds=kinds))
         elif tt == "DG" and not 2 <= len(calls) <= 4:
-            yield GateFailure("tool_count", turn.index, f"DG needs 2-4 calls, got {len(calls)}")
+            yield GateFailure("tool_count", turn.index, gate_message("dg_calls", count=len(calls)))
         elif tt == "CR" and "ehr" not in kinds:
-            yield GateFailure("tool_count", turn.index, "CR needs at least one fetched value")
+            yield GateFailure("tool_count", turn.index, gate_message("cr_calls"))
         elif tt == "WU" and kinds != ["write"]:
-            yield GateFailure("tool_count", turn.index, f"WU needs exactly one write call, got {kinds}")
+            yield GateFailure("tool_count", turn.index, gate_message("wu_calls", kinds=kinds))
         if tt != "WU" and "write" in kinds:
-            yield GateFailure("tool_count", turn.index, f"{tt} must not write")
+            yield GateFailure("tool_count", turn.index, gate_message("must_not_write", task_type=tt))
         if "unknown" in kinds:
-            yield GateFailure("tool_names", turn.index, f"unknown tool in {[s.tool for s in calls]}")
+            yield GateFailure("tool_names", turn.index, gate_message("unknown_tool", tools=[s.tool for s in calls]))
 
 
 def _grounding(draft: SessionDraft, upto: int) -> set[Decimal]:
@@ -96,18 +99,21 @@ def gate_numbers(draft: SessionDraft) -> Iterator[GateFailure]:
     """Every number of an answer or rubric item is read from the record/requests or declared as derived."""
     for turn in draft.turns:
         pool = _grounding(draft, turn.index)
-        texts = [("answer", turn.answer_en)] + [(f"rubric item {i + 1}", r.text_en) for i, r in enumerate(turn.rubric)]
-        for where, text in texts:
+        texts = [(where("answer"), turn.answer_en)]
+        texts += [(where("rubric", n=i + 1), r.text_en) for i, r in enumerate(turn.rubric)]
+        for field, text in texts:
             if missing := sorted(numbers(text) - pool):
                 yield GateFailure(
-                    "numbers", turn.index, f"{where}: {', '.join(map(str, missing))} not in any observation"
+                    "numbers", turn.index, gate_message("ungrounded", where=field, numbers=", ".join(map(str, missing)))
                 )
         for i, r in enumerate(turn.rubric):
             if r.check and r.check.get("kind") == "value_unit":
                 dec = as_decimal(r.check.get("value"))
                 if dec is None or dec not in pool:
                     yield GateFailure(
-                        "numbers", turn.index, f"rubric item {i + 1}: checked value {r.check.get('value')} ungrounded"
+                        "numbers",
+                        turn.index,
+                        gate_message("checked_value", where=where("rubric", n=i + 1), value=r.check.get("value")),
                     )
 
 
@@ -116,49 +122,63 @@ def gate_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
         low, high = RUBRIC_COUNTS[turn.task_type]
         if not low <= len(turn.rubric) <= high:
             yield GateFailure(
-                "rubric_count", turn.index, f"{turn.task_type} needs {low}-{high} items, got {len(turn.rubric)}"
+                "rubric_count",
+                turn.index,
+                gate_message("rubric_count", task_type=turn.task_type, low=low, high=high, count=len(turn.rubric)),
             )
         for i, r in enumerate(turn.rubric):
             if not r.text_en.strip() or not r.text_zh.strip():
-                yield GateFailure("rubric", turn.index, f"rubric item {i + 1} lacks a text")
+                yield GateFailure("rubric", turn.index, gate_message("no_text", where=where("rubric", n=i + 1)))
             try:
                 validate_rubric_check(r.check)
             except ValueError as exc:
-                yield GateFailure("rubric", turn.index, f"rubric item {i + 1}: {exc}")
+                yield GateFailure(
+                    "rubric", turn.index, gate_message("detail", where=where("rubric", n=i + 1), detail=exc)
+                )
                 continue
             for problem in write_call_contract_problems(r.check):
-                yield GateFailure("tool_contract", turn.index, f"rubric item {i + 1}: {problem}")
+                yield GateFailure(
+                    "tool_contract", turn.index, gate_message("detail", where=where("rubric", n=i + 1), detail=problem)
+                )
         if turn.task_type == "WU" and not any((r.check or {}).get("kind") == "write_call" for r in turn.rubric):
-            yield GateFailure("rubric", turn.index, "WU rubric must check the write call")
+            yield GateFailure("rubric", turn.index, gate_message("wu_rubric"))
 
 
 def _pairs(turn: TurnDraft) -> Iterator[tuple[str, str, str]]:
-    yield "explicit request", turn.request_explicit_en, turn.request_explicit_zh
-    yield "implicit request", turn.request_implicit_en, turn.request_implicit_zh
-    yield "answer", turn.answer_en, turn.answer_zh
+    yield where("explicit"), turn.request_explicit_en, turn.request_explicit_zh
+    yield where("implicit"), turn.request_implicit_en, turn.request_implicit_zh
+    yield where("answer"), turn.answer_en, turn.answer_zh
     for i, r in enumerate(turn.rubric):
-        yield f"rubric item {i + 1}", r.text_en, r.text_zh
+        yield where("rubric", n=i + 1), r.text_en, r.text_zh
 
 
 def gate_translation(draft: SessionDraft) -> Iterator[GateFailure]:
     """Numbers, units and tool names of each English text survive in its Chinese counterpart."""
     for turn in draft.turns:
-        for where, en, zh_text in _pairs(turn):
+        for field, en, zh_text in _pairs(turn):
             if not zh_text.strip():
-                yield GateFailure("translation", turn.index, f"{where}: Chinese text missing")
+                yield GateFailure("translation", turn.index, gate_message("zh_missing", where=field))
                 continue
             if missing := sorted(numbers(en) - numbers(zh_text)):
                 yield GateFailure(
-                    "translation", turn.index, f"{where}: ZH lacks numbers {', '.join(map(str, missing))}"
+                    "translation",
+                    turn.index,
+                    gate_message("zh_numbers", where=field, numbers=", ".join(map(str, missing))),
                 )
             if missing_u := sorted(units(en) - units(zh_text)):
-                yield GateFailure("translation", turn.index, f"{where}: ZH lacks units {', '.join(missing_u)}")
+                yield GateFailure(
+                    "translation", turn.index, gate_message("zh_units", where=field, units=", ".join(missing_u))
+                )
             if lost := [n for n in TOOL_NAMES if n in en and n not in zh_text]:
-                yield GateFailure("tool_names", turn.index, f"{where}: tool name translated or lost: {', '.join(lost)}")
+                yield GateFailure(
+                    "tool_names", turn.index, gate_message("tool_name_lost", where=field, tools=", ".join(lost))
+                )
         for i, r in enumerate(turn.rubric):
             if r.check and r.check.get("kind") == "write_call" and r.check.get("tool") not in TOOL_NAMES:
                 yield GateFailure(
-                    "tool_names", turn.index, f"rubric item {i + 1}: unknown tool “{r.check.get('tool')}”"
+                    "tool_names",
+                    turn.index,
+                    gate_message("unknown_write_tool", where=where("rubric", n=i + 1), tool=r.check.get("tool")),
                 )
 
 
@@ -174,9 +194,9 @@ def gate_arc(draft: SessionDraft) -> Iterator[GateFailure]:
         or any(t not in ("IL", "DG", "CR") for t in types[1:3])
         or types[3] not in ("DG", "CR", "WU")
     ):
-        yield GateFailure("arc", None, f"arc {types} breaks the protocol")
+        yield GateFailure("arc", None, gate_message("arc_protocol", arc=types))
     if not 0 <= draft.sequence_idx < len(ARCS) or ARCS[draft.sequence_idx] != types:
-        yield GateFailure("arc", None, f"sequence_idx {draft.sequence_idx} does not match arc {types}")
+        yield GateFailure("arc", None, gate_message("arc_sequence", sequence=draft.sequence_idx, arc=types))
     seen: set[str] = set()
     for turn in draft.turns:
         yield from _subtype_failures(turn, seen)
@@ -187,48 +207,50 @@ def gate_arc(draft: SessionDraft) -> Iterator[GateFailure]:
 def _subtype_failures(turn: TurnDraft, seen: set[str]) -> Iterator[GateFailure]:
     if turn.index == 0:
         if turn.subtype is not None or turn.is_implicit:
-            yield GateFailure("subtype", 0, "turn 0 must be explicit")
+            yield GateFailure("subtype", 0, gate_message("turn0_explicit"))
         return
     if turn.subtype not in SUBTYPES or not turn.is_implicit:
-        yield GateFailure("subtype", turn.index, f"turn needs an implicitness subtype, got {turn.subtype or 'none'}")
+        yield GateFailure("subtype", turn.index, gate_message("needs_subtype", subtype=turn.subtype or "none"))
         return
     if turn.request_implicit_en == turn.request_explicit_en:
-        yield GateFailure("subtype", turn.index, "implicit request equals the explicit one")
+        yield GateFailure("subtype", turn.index, gate_message("implicit_equals"))
     words = _words(turn.request_implicit_en)
     if turn.subtype == "NA":
         if turn.entity not in seen:
-            yield GateFailure("subtype", turn.index, f"NA refers to “{turn.entity}”, not established earlier")
+            yield GateFailure("subtype", turn.index, gate_message("na_unseen", entity=turn.entity))
         if not set(words) & set(NA_PRONOUNS_EN) or not any(p in turn.request_implicit_zh for p in NA_PRONOUNS_ZH):
-            yield GateFailure("subtype", turn.index, "NA rewrite has no anaphoric pronoun")
+            yield GateFailure("subtype", turn.index, gate_message("na_pronoun"))
     elif turn.subtype == "PE" and len(words) > PE_MAX_WORDS:
-        yield GateFailure("subtype", turn.index, f"PE rewrite is not elliptic ({len(words)} words)")
+        yield GateFailure("subtype", turn.index, gate_message("pe_long", count=len(words)))
     elif turn.subtype == "AE" and (
         not turn.request_implicit_en.startswith(AE_MARKERS_EN) or not turn.request_implicit_zh.startswith(AE_MARKERS_ZH)
     ):
-        yield GateFailure("subtype", turn.index, "AE rewrite does not open with an abstract anaphor")
+        yield GateFailure("subtype", turn.index, gate_message("ae_marker"))
 
 
 def _source_failures(turn: TurnDraft) -> Iterator[GateFailure]:
     kinds = {_kind(s.tool) for s in _calls(turn)}
     expected = {"ehr": {"ehr"}, "patient": {"patient"}, "write": {"write"}, "mixed": {"ehr", "patient"}}
     if kinds != expected.get(turn.tool_source):
-        yield GateFailure("tool_source", turn.index, f"tool_source {turn.tool_source} but calls are {sorted(kinds)}")
+        yield GateFailure(
+            "tool_source", turn.index, gate_message("tool_source", source=turn.tool_source, kinds=sorted(kinds))
+        )
     if turn.task_type == "DG":
         adaptive = any(s.dependency_list for s in _calls(turn))
         if turn.workup_mode not in ("parallel", "adaptive") or adaptive != (turn.workup_mode == "adaptive"):
-            yield GateFailure("workup_mode", turn.index, f"workup_mode {turn.workup_mode} does not match the steps")
+            yield GateFailure("workup_mode", turn.index, gate_message("workup_mode", mode=turn.workup_mode))
 
 
 def gate_tier(draft: SessionDraft) -> Iterator[GateFailure]:
     kinds = {t.kind for t in draft.turns}
     if draft.tier == 2 and not kinds & L2_KINDS:
-        yield GateFailure("tier", None, "L2 needs a trend, a formula or a drug-lab threshold turn")
+        yield GateFailure("tier", None, gate_message("l2_kind"))
     if draft.tier == 3:
         if not kinds & L3_KINDS:
-            yield GateFailure("tier", None, "L3 needs a multi-drug conflict or a sequential dependency turn")
+            yield GateFailure("tier", None, gate_message("l3_kind"))
         resource_types = {s.tool.split(".")[0] for t in draft.turns for s in _calls(t) if _kind(s.tool) == "ehr"}
         if len(resource_types) < 3:
-            yield GateFailure("tier", None, f"L3 needs >= 3 resource types, got {sorted(resource_types)}")
+            yield GateFailure("tier", None, gate_message("l3_resources", types=sorted(resource_types)))
 
 
 def _dates(value: Any) -> Iterator[str]:
@@ -252,7 +274,13 @@ def gate_date_cutoff(draft: SessionDraft) -> Iterator[GateFailure]:
             if _kind(s.tool) != "ehr":
                 continue
             if late := sorted(d for d in _dates(s.observation) if d >= today):
-                yield GateFailure("date_cutoff", turn.index, f"step {s.idx} {s.tool} shows {late[-1]} >= {today}")
+                yield GateFailure(
+                    "date_cutoff",
+                    turn.index,
+                    gate_message(
+                        "date_cutoff", where=where("step", idx=s.idx, tool=s.tool), date=late[-1], today=today
+                    ),
+                )
 
 
 def gate_tool_contract(draft: SessionDraft) -> Iterator[GateFailure]:
@@ -263,19 +291,21 @@ def gate_tool_contract(draft: SessionDraft) -> Iterator[GateFailure]:
             if s.tool not in REGISTRY:
                 continue  # gate_tool_counts names it
             tool = REGISTRY[s.tool]
-            where = f"step {s.idx} {s.tool}"
+            step = where("step", idx=s.idx, tool=s.tool)
             if unknown := sorted(set(s.arguments) - {p.name for p in tool.params}):
                 yield GateFailure(
-                    "tool_contract", turn.index, f"{where}: not contract parameters: {', '.join(unknown)}"
+                    "tool_contract", turn.index, gate_message("not_contract", where=step, names=", ".join(unknown))
                 )
                 continue
             try:
                 clean_arguments(tool=tool, arguments=s.arguments, filled={})
             except ToolError as exc:
-                yield GateFailure("tool_contract", turn.index, f"{where}: {exc}")
+                yield GateFailure("tool_contract", turn.index, gate_message("detail", where=step, detail=exc))
             if isinstance(s.observation, dict) and s.observation.get("warnings"):
                 yield GateFailure(
-                    "tool_contract", turn.index, f"{where} warned: {'; '.join(s.observation['warnings'])}"
+                    "tool_contract",
+                    turn.index,
+                    gate_message("warned", where=step, warnings="; ".join(s.observation["warnings"])),
                 )
 
 

@@ -19,23 +19,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from ehr.fhir import TOOL_NAMES
+from scenarios.gate_messages import gate_message, where
 from scenarios.generation.latin import LATIN_WORD, strings, untranslated_words
 from scenarios.generation.types import GateFailure, RubricItem, SessionDraft, TurnDraft
 from scenarios.rubric_checks import validate_rubric_check
 from scenarios.rubric_match import check_term, check_value_unit
 
+# What each pattern finds, as a key of scenarios.gate_messages.FINDINGS.
 _PLACEHOLDERS = (
-    (re.compile(r"(?:^|(?<=[\s(（:：=,，]))[?？](?=\s|$|[)）,，;；.。])"), "a lone '?' where a value should be"),
-    (re.compile(r"\bNone\b(?! of)"), "'None'"),
-    (re.compile(r"\b(?:null|nan|NaN|undefined)\b"), "a null value"),
-    (re.compile(r"\[\s*\]|\{\s*\}|\{\.\.\.\}|\(\s*\)|（\s*）"), "an empty list, object or bracket"),
-    (re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}"), "an unfilled template field"),
-    (re.compile(r"\b(?:TODO|TBD|FIXME|XXX)\b"), "a TODO marker"),
-    (re.compile(r"(?<![A-Za-z])N/A(?![A-Za-z])"), "'N/A'"),
+    (re.compile(r"(?:^|(?<=[\s(（:：=,，]))[?？](?=\s|$|[)）,，;；.。])"), "lone_question_mark"),
+    (re.compile(r"\bNone\b(?! of)"), "none"),
+    (re.compile(r"\b(?:null|nan|NaN|undefined)\b"), "null"),
+    (re.compile(r"\[\s*\]|\{\s*\}|\{\.\.\.\}|\(\s*\)|（\s*）"), "empty_bracket"),
+    (re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}"), "template_field"),
+    (re.compile(r"\b(?:TODO|TBD|FIXME|XXX)\b"), "todo"),
+    (re.compile(r"(?<![A-Za-z])N/A(?![A-Za-z])"), "na"),
 )
 _MACHINE = (
-    (re.compile(r"\bsim-[a-z]+-[0-9a-f]{6,}\b"), "a simulated resource id"),
-    (re.compile(r"\bDone with\b|\(simulated\b|模拟操作"), "a tool log phrase"),
+    (re.compile(r"\bsim-[a-z]+-[0-9a-f]{6,}\b"), "sim_id"),
+    (re.compile(r"\bDone with\b|\(simulated\b|模拟操作"), "log_phrase"),
 )
 
 
@@ -63,51 +65,57 @@ def _check_literals(item: RubricItem) -> set[str]:
 
 
 def _zh_texts(turn: TurnDraft) -> Iterator[tuple[str, str, set[str]]]:
-    yield "explicit request", turn.request_explicit_zh, set()
-    yield "implicit request", turn.request_implicit_zh, set()
-    yield "answer", turn.answer_zh, set()
+    yield where("explicit"), turn.request_explicit_zh, set()
+    yield where("implicit"), turn.request_implicit_zh, set()
+    yield where("answer"), turn.answer_zh, set()
     for i, r in enumerate(turn.rubric):
-        yield f"rubric item {i + 1}", r.text_zh, _check_literals(r)
+        yield where("rubric", n=i + 1), r.text_zh, _check_literals(r)
 
 
 def _all_texts(turn: TurnDraft) -> Iterator[tuple[str, str]]:
-    yield "explicit request", turn.request_explicit_en
-    yield "implicit request", turn.request_implicit_en
-    yield "explicit request (zh)", turn.request_explicit_zh
-    yield "implicit request (zh)", turn.request_implicit_zh
-    yield "answer", turn.answer_en
-    yield "answer (zh)", turn.answer_zh
+    yield where("explicit"), turn.request_explicit_en
+    yield where("implicit"), turn.request_implicit_en
+    yield where("explicit_zh"), turn.request_explicit_zh
+    yield where("implicit_zh"), turn.request_implicit_zh
+    yield where("answer"), turn.answer_en
+    yield where("answer_zh"), turn.answer_zh
     for i, r in enumerate(turn.rubric):
-        yield f"rubric item {i + 1}", r.text_en
-        yield f"rubric item {i + 1} (zh)", r.text_zh
+        yield where("rubric", n=i + 1), r.text_en
+        yield where("rubric_zh", n=i + 1), r.text_zh
 
 
 def gate_placeholders(draft: SessionDraft) -> Iterator[GateFailure]:
     for turn in draft.turns:
-        for where, text in _all_texts(turn):
+        for field, text in _all_texts(turn):
             for pattern, what in _PLACEHOLDERS:
                 if match := pattern.search(text):
                     snippet = text[max(0, match.start() - 30) : match.end() + 10].strip()
-                    yield GateFailure("placeholder", turn.index, f"{where}: {what} in “{snippet}”")
+                    yield GateFailure(
+                        "placeholder", turn.index, gate_message("placeholder", where=field, what=what, snippet=snippet)
+                    )
 
 
 def gate_untranslated(draft: SessionDraft) -> Iterator[GateFailure]:
     charted = _charted_drug_words(draft)
     for turn in draft.turns:
-        for where, text, literals in _zh_texts(turn):
+        for field, text, literals in _zh_texts(turn):
             if words := untranslated_words(text, allowed=charted | literals):
-                message = f"{where}: English in the Chinese text: {' '.join(words)}"
+                message = gate_message("untranslated", where=field, words=" ".join(words))
                 yield GateFailure("untranslated", turn.index, message)
 
 
 def gate_machine_text(draft: SessionDraft) -> Iterator[GateFailure]:
     for turn in draft.turns:
-        for where, text in (("answer", turn.answer_en), ("answer (zh)", turn.answer_zh)):
+        for field, text in ((where("answer"), turn.answer_en), (where("answer_zh"), turn.answer_zh)):
             if tools := [n for n in TOOL_NAMES if n in text]:
-                yield GateFailure("machine_text", turn.index, f"{where}: names the tool {', '.join(tools)}")
+                yield GateFailure(
+                    "machine_text", turn.index, gate_message("names_tool", where=field, tools=", ".join(tools))
+                )
             for pattern, what in _MACHINE:
                 if match := pattern.search(text):
-                    yield GateFailure("machine_text", turn.index, f"{where}: {what} (“{match.group()}”)")
+                    yield GateFailure(
+                        "machine_text", turn.index, gate_message("machine", where=field, what=what, match=match.group())
+                    )
 
 
 # --- the rules judge's term / value_unit checks (scenarios.rubric_match), on the gold answer ---------------
@@ -140,7 +148,7 @@ def gate_self_rubric(draft: SessionDraft) -> Iterator[GateFailure]:
                     yield GateFailure(
                         "self_rubric",
                         turn.index,
-                        f"rubric item {i + 1} (“{r.text_en}”): the {lang} gold answer fails its check",
+                        gate_message("self_rubric", where=where("rubric", n=i + 1), text=r.text_en, lang=lang),
                     )
 
 

@@ -252,7 +252,9 @@ def test_turns_are_numbered_from_one_on_every_review_screen(client, turn, review
     assert re.search(rf">{re.escape(record)}</a></td><td>1</td>", queue)
 
 
-def test_gate_warnings_name_the_gate_in_words_and_number_rubric_items_from_one(client, turn, reviewers):
+def test_gate_warnings_in_the_ui_language_name_the_gate_in_words_and_number_rubric_items_from_one(
+    client, turn, reviewers
+):
     client.force_login(reviewers[0])
     data = {"base_version": turn.version, "rubric-0-text_en": "States creatinine 9.9 mg/dL"}  # 9.9: not in the record
     response = client.post(_turn_url(turn, "edit"), data, HTTP_ACCEPT_LANGUAGE="zh-CN")
@@ -263,6 +265,9 @@ def test_gate_warnings_name_the_gate_in_words_and_number_rubric_items_from_one(c
     section = response.text[response.text.index('id="gate-warnings"') :]
     assert '<strong class="gate" title="numbers">数值有病历依据</strong>' in section
     assert "<code>numbers</code>" not in section
+    # The message too: its field and its words in Chinese, as stored in English.
+    assert "评分细则条目 1：9.9 不见于任何工具返回结果" in section
+    assert "not in any observation" not in section and "rubric item" not in section
 
 
 def test_previous_and_next_follow_record_id_then_turn_index_over_visible_turns_only(client, reviewers, admin_user):
