@@ -39,7 +39,8 @@ def _editor_key(*, turn: Turn, draft: Review | None) -> str:
     """What the editor's fields show: the turn at its version, or this draft at its last save (every
     save changes ``current_token``)."""
     shown = f"draft-{draft.pk}-{current_token(draft)}" if draft is not None else "turn"
-    # v2: the orig- twins carry ids (render_draft_saved updates them out of band); v3: steps numbered from 1.
+    # v2: the orig- twins carry ids (render_draft_saved updates them out of band); v3: steps numbered from 1,
+    # subtypes labelled in the UI language.
     return f"v3-{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
 
 

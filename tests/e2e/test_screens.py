@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from annotations import services
-from tests.e2e.review_helpers import PASSWORD, user_with_password
+from tests.e2e.review_helpers import PASSWORD, open_editor, user_with_password
 from tests.e2e.test_adjudication_e2e import _disagree
 from tests.scenarios.factories import complete_session
 
@@ -32,7 +32,14 @@ def flow(tmp_path):
     from evaluation.models import EvalRun, TurnResult
 
     run = EvalRun.objects.latest("pk")
-    return {"disputed": disputed, "approved": approved, "run": run, "result": TurnResult.objects.filter(run=run)[0]}
+    fresh = session.turns.get(index=2)
+    return {
+        "disputed": disputed,
+        "approved": approved,
+        "fresh": fresh,
+        "run": run,
+        "result": TurnResult.objects.filter(run=run)[0],
+    }
 
 
 def _visit(page, url: str, *, language: str, shot) -> str:
@@ -85,5 +92,23 @@ def test_every_screen_of_the_review_flow(browser, live_server, screenshot_dir, f
         page.wait_for_load_state()
         for name, path in pages:
             _visit(page, f"{base}{path}", language=language, shot=out / f"{username}_{name}.png")
+        if username == "scr_ann":
+            _gate_warnings(page, f"{base}/review/turns/{flow['fresh'].pk}/", language=language, shot=out)
         context.close()
-    assert len(list(out.glob("*.png"))) == sum(len(p) for p in screens.values())
+    assert len(list(out.glob("*.png"))) == sum(len(p) for p in screens.values()) + 2
+
+
+def _gate_warnings(page, url: str, *, language: str, shot) -> None:
+    """A draft with a number the record does not hold: its quality-gate warning in the UI language."""
+    _visit(page, url, language=language, shot=shot / "scr_ann_review_fresh.png")
+    open_editor(page)
+    page.fill("#field-answer_en", page.input_value("#field-answer_en") + " Potassium was 987.6 mmol/L.")
+    page.click("#save-draft")
+    page.wait_for_selector("#gate-warnings")
+    warnings = page.inner_text("#gate-warnings")
+    if language == "zh":
+        assert "不见于任何工具返回结果" in warnings and "not in any observation" not in warnings, warnings
+        assert "标准答案" in warnings and "answer:" not in warnings, warnings
+    else:
+        assert re.search(r"answer: [\d., ]*987\.6[\d., ]* not in any observation", warnings), warnings
+    page.screenshot(path=str(shot / "scr_ann_gate_warnings.png"), full_page=True)
