@@ -281,6 +281,8 @@ def merge(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except services.Conflict as conflict:
         return render_actions(request, turn, error=str(conflict), conflict=conflict)
+    except tc.InvalidContent as exc:  # refused before anything was stored: the merge form keeps what was typed
+        return render_edit_error(request, turn, error=str(exc))
     except ERRORS as exc:
         return render_actions(request, turn, editor_open=True, error=str(exc))
     return render_actions(

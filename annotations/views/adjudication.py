@@ -16,6 +16,7 @@ from annotations.models import Chosen, Decision, RejectReason, TurnState
 from annotations.roles import is_adjudicator
 from annotations.views.common import posted_version
 from annotations.views.editor_form import changes_from_post, editor_fields
+from annotations.views.panel import keep_form_in_place
 from scenarios.models import Turn
 
 
@@ -70,6 +71,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         extra["message"] = _("Adjudicated.")
     except services.Conflict as conflict:
         extra.update(error=str(conflict), conflict=conflict)
+    except tc.InvalidContent as exc:  # refused before anything was stored: the form keeps what was typed
+        return keep_form_in_place(render(request, "annotations/_adjudication_error.html", {"error": str(exc)}))
     except (services.PermissionDenied, services.InvalidState, ValueError) as exc:
         extra["error"] = str(exc)
     turn = Turn.objects.select_related("session").get(pk=turn.pk)

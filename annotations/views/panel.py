@@ -111,8 +111,8 @@ def render_actions(request: HttpRequest, turn: Turn, **extra: Any) -> HttpRespon
     return render(request, "annotations/_actions.html", context)
 
 
-def _keep_editor(response: HttpResponse) -> HttpResponse:
-    # Only the out-of-band pieces are swapped: the form the reviewer is typing in stays as it is.
+def keep_form_in_place(response: HttpResponse) -> HttpResponse:
+    """Only the response's out-of-band pieces are swapped: the form the user is typing in stays as it is."""
     response["HX-Reswap"] = "none"
     return response
 
@@ -142,10 +142,10 @@ def render_draft_saved(
         "stale_draft": review.base_version != turn.version,
         "twins": stale_twins(request.POST, fields),
     }
-    return _keep_editor(render(request, "annotations/_draft_saved.html", context))
+    return keep_form_in_place(render(request, "annotations/_draft_saved.html", context))
 
 
 def render_edit_error(request: HttpRequest, turn: Turn, *, error: str) -> HttpResponse:
     """A save refused before anything was stored (a field that does not parse or validate): only the
     error banner, so the editor keeps everything the user typed."""
-    return _keep_editor(render(request, "annotations/_draft_saved.html", {"turn": turn, "error": error}))
+    return keep_form_in_place(render(request, "annotations/_draft_saved.html", {"turn": turn, "error": error}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -329,3 +330,25 @@ def test_screen_query_count_is_constant(client, disputed, adjudicator, django_as
     with django_assert_max_num_queries(baseline):
         response = client.get(_url(disputed))
     assert response.status_code == 200 and "item 4" in response.text
+
+
+def test_a_merged_field_that_does_not_parse_answers_with_the_error_alone(client, disputed, adjudicator):
+    """Refused before anything is stored: only the error banner, out of band, so the adjudicator's form
+    (with everything typed in it) stays in the page; the turn still awaits adjudication."""
+    client.force_login(adjudicator)
+    current = snapshot(turn=disputed)
+    step = current["steps"][0]
+    data = {
+        "chosen": "merged",
+        "base_version": 1,
+        "answer_zh": NEW_ZH,
+        "orig-answer_zh": current["answer_zh"],
+        f"step-{step['idx']}-arguments": '{"subject_id": oops}',
+        f"orig-step-{step['idx']}-arguments": json.dumps(step["arguments"]),
+    }
+    response = client.post(_url(disputed), data)
+    assert response.status_code == 200 and response["HX-Reswap"] == "none"
+    assert 'id="adjudication-feedback" hx-swap-oob="true"' in response.text and "banner-error" in response.text
+    assert "not valid JSON" in response.text and 'id="adjudication-form"' not in response.text
+    disputed.refresh_from_db()
+    assert disputed.status == TurnState.NEEDS_ADJUDICATION and disputed.version == 1

@@ -239,6 +239,9 @@ def test_merge_form_rubric_and_json_fields(client, turn, adjudicator):
     assert rubric[1]["is_safety"] is True and rubric[1]["machine_check"] is None
     response = client.post(_url(turn, "merge"), {"base_version": 2, "merge-steps.0.arguments": "{oops"})
     assert "banner-error" in response.text and "steps.0.arguments: not valid JSON" in response.text
+    # Only the banner, out of band: the merge form stays in the page with what was typed in it.
+    assert response["HX-Reswap"] == "none" and 'id="merge-form"' not in response.text
+    assert Turn.objects.get(pk=turn.pk).version == 2
 
 
 def test_stale_reviewer_submit_shows_merge_ui_and_merge_resubmits(client, turn, reviewers, admin_user):

@@ -71,6 +71,16 @@ def test_adjudicate_disagreements(page, live_server, screenshot_dir):
     assert page.input_value("#adjudication-chosen") == "merged"
     page.fill("#field-answer_en", before["answer_en"] + " Stable.")
     page.screenshot(path=str(screenshot_dir / "adjudication_merge.png"), full_page=True)
+    # Arguments that do not parse: the error alone, and the form keeps what was typed in it.
+    arguments = page.input_value("#step-0-arguments")
+    page.fill("#step-0-arguments", "{oops")
+    page.click("#submit-adjudication")
+    page.wait_for_selector("#adjudication-feedback .banner-error:has-text('not valid JSON')")
+    assert page.input_value("#field-answer_zh") == B_ZH
+    assert page.input_value("#field-answer_en") == before["answer_en"] + " Stable."
+    assert page.input_value("#step-0-arguments") == "{oops"
+    assert Turn.objects.get(pk=merge.pk).status == TurnState.NEEDS_ADJUDICATION
+    page.fill("#step-0-arguments", arguments)
     page.click("#submit-adjudication")
     page.wait_for_selector("#adjudicated")
     merge = Turn.objects.get(pk=merge.pk)

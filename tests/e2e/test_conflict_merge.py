@@ -80,3 +80,42 @@ def test_two_contexts_conflict_and_merge_lose_nothing(browser, live_server, scre
     assert ("admin_bob", RevisionKind.MERGE, "answer_en", MERGED) in saved
     assert ("admin_bob", RevisionKind.MERGE, "answer_zh", B_ZH) in saved
     assert not rows.filter(kind=RevisionKind.CONFLICT, resolved_at__isnull=True).exists()
+
+
+def test_a_merge_field_that_does_not_parse_keeps_the_merge_form_as_typed(page, live_server, screenshot_dir):
+    """The merge form answers a field it cannot parse with the error alone: what was typed stays."""
+    from annotations import services
+
+    user_with_password("adj_carol", "adjudicator")
+    admin = user_with_password("admin_dan", "admin")
+    turn = complete_session().turns.get(index=0)
+    login(page, live_server, "adj_carol")
+    page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
+    page.click("#edit-panel > summary")
+    page.wait_for_selector("#lease[data-state=mine]")
+    # Someone saves version 2 meanwhile; Carol's save from version 1 conflicts on both fields she changed.
+    services.save_turn_edit(turn=turn, user=admin, changes={"answer_en": A_TEXT}, base_version=1)
+    page.fill("#field-answer_en", B_TEXT)
+    page.fill("#step-0-arguments", '{"subject_id": 90000001, "code": "potassium"}')
+    page.click("#save-edit")
+    page.wait_for_selector("#merge-form")
+    answer = page.locator(".conflict-field[data-field=answer_en] textarea")
+    arguments = page.locator(".conflict-field[data-field='steps.0.arguments'] textarea")
+    answer.fill(MERGED)
+    arguments.fill('{"subject_id": 90000001, "code": potassium}')
+    page.evaluate("document.getElementById('merge-form').dataset.marked = 'typed'")
+    page.click("#merge-btn")
+    page.wait_for_selector("#actions-feedback .banner-error:has-text('not valid JSON')")
+    # The same form, not drawn again, with both texts as typed; nothing was saved.
+    assert page.get_attribute("#merge-form", "data-marked") == "typed"
+    assert answer.input_value() == MERGED
+    assert arguments.input_value() == '{"subject_id": 90000001, "code": potassium}'
+    assert Turn.objects.get(pk=turn.pk).version == 2
+    page.screenshot(path=str(screenshot_dir / "conflict_merge_parse_error.png"), full_page=True)
+
+    arguments.fill('{"subject_id": 90000001, "code": "potassium"}')
+    page.click("#merge-btn")
+    page.wait_for_selector("#actions .banner-ok:has-text('Merged: the turn is at version 3')")
+    turn = Turn.objects.get(pk=turn.pk)
+    assert (turn.version, turn.answer_en) == (3, MERGED)
+    assert turn.steps.get(idx=0).arguments["code"] == "potassium"
