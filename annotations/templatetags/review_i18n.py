@@ -14,9 +14,11 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotations.guidelines import render_markdown
 from annotations.models import TurnState
+from ehr.fhir.params import WARNINGS as TOOL_WARNINGS
 from evaluation.judges import is_model_judge
 from scenarios.gate_messages import display_gate_message, parse_gate_message
 from scenarios.rubric_reasons import display_reason, readable_code, value_text
+from scenarios.text_templates import compile_template, parse_text
 
 register = template.Library()
 
@@ -231,6 +233,20 @@ def gate_message(text: Any) -> str:
     if parse_gate_message(text) is None:
         return format_html('<span lang="en">{}</span>', "" if text is None else text)
     return display_gate_message(text, label=label_of)
+
+
+_TOOL_WARNINGS = {
+    key: compile_template(template, param_patterns={"name": r"[^']*", "target": r"[^']*", "params": r".*"})
+    for key, template in TOOL_WARNINGS.items()
+}
+
+
+@register.filter
+def tool_warning(text: Any) -> str:
+    """What the tool layer did to fit a model's call to the contract, in the UI language (the model read it
+    in English); a text of no known shape as it is."""
+    parsed = parse_text(str(text or ""), patterns=_TOOL_WARNINGS)
+    return _(TOOL_WARNINGS[parsed[0]]) % parsed[1] if parsed else str(text or "")
 
 
 @register.filter

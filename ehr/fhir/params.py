@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ehr.fhir.errors import ToolError
 
 Handler = Callable[..., dict[str, Any]]
@@ -102,6 +104,14 @@ def is_placeholder(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
 
 
+# What the tool layer did to fit a call to the contract. The model reads these English texts as they are; the
+# results page reads them back and shows them in the UI language (annotations.templatetags.review_i18n).
+WARNINGS = {
+    "unknown_argument": gettext_noop("unknown argument '%(name)s' ignored; %(tool)s takes: %(params)s"),
+    "superseded_argument": gettext_noop("argument '%(name)s' ignored: '%(target)s' is already given"),
+}
+
+
 @dataclass(frozen=True)
 class Cleaned:
     """Checked arguments plus what was done to the call to make it fit the contract."""
@@ -127,12 +137,11 @@ def _renamed(
         target = tool.contract_name(name)
         if target is None:
             dropped.append(name)
-            warnings.append(
-                f"unknown argument '{name}' ignored; {tool.name} takes: {', '.join(p.name for p in tool.params)}"
-            )
+            takes = ", ".join(p.name for p in tool.params)
+            warnings.append(WARNINGS["unknown_argument"] % {"name": name, "tool": tool.name, "params": takes})
         elif target in out:
             dropped.append(name)
-            warnings.append(f"argument '{name}' ignored: '{target}' is already given")
+            warnings.append(WARNINGS["superseded_argument"] % {"name": name, "target": target})
         else:
             out[target] = value
             renamed.append((name, target))

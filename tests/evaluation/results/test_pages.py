@@ -175,6 +175,13 @@ def test_turn_detail_shows_the_arguments_the_tool_layer_dropped(reviewer_client,
     assert "1 unknown arguments dropped" in html.split('id="unknown-arguments"')[1].split("</span>")[0]
     listed = html.split('class="muted call-warnings"')[1].split("</ul>")[0]
     assert "unknown argument &#x27;units&#x27; ignored" in listed
+    # In the Chinese UI the tool layer's English (what the model read) is shown in Chinese.
+    reviewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    html = reviewer_client.get(reverse("evaluation:turn", args=[run.pk, result.pk])).content.decode()
+    listed = html.split('class="muted call-warnings"')[1].split("</ul>")[0]
+    assert "未知参数“units”已忽略；Observation.search 接受的参数：subject_id, hadm_id, category" in listed
+    assert "unknown argument" not in listed
+    reviewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     run.summary = {**run.summary, "errors": {**run.summary["errors"], "unknown_arguments": 4}}
     run.save()
     page = reviewer_client.get(reverse("evaluation:run", args=[run.pk])).content.decode()
