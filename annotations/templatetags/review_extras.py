@@ -9,6 +9,7 @@ from typing import Any
 from django import template
 
 from annotations.steps import contract_view
+from ehr.fhir.errors import display_tool_error
 
 register = template.Library()
 
@@ -110,6 +111,25 @@ def fhir_rows(observation: Any) -> list[dict[str, str]] | None:
         entries = observation.get("entry") or []
         return [_row(e["resource"]) for e in entries if isinstance(e, dict) and isinstance(e.get("resource"), dict)]
     return [_row(observation)]
+
+
+@register.filter
+def tool_error(observation: Any) -> dict[str, str] | None:
+    """``{"error", "hint"}`` of a call the tool layer refused (``ehr.fhir.errors.ToolError``), or None."""
+    if (
+        isinstance(observation, dict)
+        and "resourceType" not in observation
+        and isinstance(observation.get("error"), str)
+    ):
+        error, hint = display_tool_error(error=observation["error"], hint=observation.get("hint"))
+        return {
+            "error": error,
+            "hint": hint,
+            # Texts of no known shape stay as the tool wrote them, in English.
+            "error_translated": error != observation["error"],
+            "hint_translated": hint != str(observation.get("hint") or ""),
+        }
+    return None
 
 
 @register.filter

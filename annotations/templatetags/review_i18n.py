@@ -16,9 +16,9 @@ from annotations.guidelines import render_markdown
 from annotations.models import TurnState
 from ehr.fhir.params import WARNINGS as TOOL_WARNINGS
 from evaluation.judges import is_model_judge
+from physreview.text_templates import compile_template, parse_text
 from scenarios.gate_messages import display_gate_message, parse_gate_message
 from scenarios.rubric_reasons import display_reason, readable_code, value_text
-from scenarios.text_templates import compile_template, parse_text
 
 register = template.Library()
 

@@ -56,10 +56,7 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
 def require_patient(*, subject_id: int) -> m.Patient:
     patient = m.Patient.objects.filter(subject_id=subject_id).first()
     if patient is None:
-        raise ToolError(
-            f"Patient {subject_id} not found",
-            "Use the session's subject_id (see the session info), e.g. subject_id=10001234.",
-        )
+        raise ToolError.of("patient_not_found", "use_subject", subject_id=subject_id)
     return patient
 
 
@@ -67,10 +64,8 @@ def require_encounter(*, subject_id: int, hadm_id: int, context: ToolContext) ->
     """The admission must belong to the patient and have started by the current date."""
     adm = m.Admission.objects.filter(hadm_id=hadm_id, subject_id=subject_id, admittime__lt=context.cutoff).first()
     if adm is None:
-        raise ToolError(
-            f"Encounter {hadm_id} not found for patient {subject_id} (as of {context.current_date})",
-            "Pass hadm_id of one of this patient's admissions (Encounter.search lists them), "
-            "or omit it to search all admissions.",
+        raise ToolError.of(
+            "encounter_not_found", "use_hadm", hadm_id=hadm_id, subject_id=subject_id, date=context.current_date
         )
     return adm
 
@@ -99,10 +94,7 @@ def check_scope(*, args: dict[str, Any], context: ToolContext) -> None:
 
 def check_window(*, args: dict[str, Any]) -> None:
     if args.get("date_from") and args.get("date_to") and args["date_from"] > args["date_to"]:
-        raise ToolError(
-            f"date_from {args['date_from']} is after date_to {args['date_to']}",
-            "Swap them, or omit one of them.",
-        )
+        raise ToolError.of("window", "swap", date_from=args["date_from"], date_to=args["date_to"])
 
 
 INTERP_SYSTEM = "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation"

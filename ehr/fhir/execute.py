@@ -32,22 +32,15 @@ def parse_arguments(*, tool: str, arguments: dict[str, Any] | str | None) -> dic
         try:
             arguments = json.loads(arguments)
         except json.JSONDecodeError as exc:
-            raise ToolError(
-                f"arguments of {tool} are not valid JSON: {exc.msg} at character {exc.pos}",
-                'Send the arguments as one JSON object, e.g. {"subject_id": 10001234, "code": "creatinine"}.',
-            ) from None
+            raise ToolError.of("not_json", "json_code", tool=tool, msg=exc.msg, pos=exc.pos) from None
     if not isinstance(arguments, dict):
-        raise ToolError(
-            f"arguments of {tool} must be a JSON object, got {type(arguments).__name__}",
-            'Send the arguments as one JSON object, e.g. {"subject_id": 10001234}.',
-        )
+        raise ToolError.of("not_object", "json_object", tool=tool, got=type(arguments).__name__)
     return arguments
 
 
 def _unknown_tool(name: str) -> ToolError:
     close = difflib.get_close_matches(str(name), [*REGISTRY, *API_NAMES], n=3, cutoff=0.6)
-    also = f" Did you mean: {', '.join(close)}?" if close else ""
-    return ToolError(f"unknown tool {name!r}", f"Call one of the tools listed in the tool schemas.{also}")
+    return ToolError.of("unknown_tool", "tool_close" if close else "tool", given=repr(name), names=", ".join(close))
 
 
 def _patient_scope(*, raw: dict[str, Any], context: ToolContext) -> dict[str, Any]:

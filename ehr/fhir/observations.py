@@ -239,11 +239,8 @@ def _search_labs(*, args: dict[str, Any], context: ToolContext, strict: bool) ->
 
 def _unknown_code(*, code: str, category: str) -> ToolError:
     close = codes.suggestions(code)
-    also = f" Closest names: {', '.join(close)}." if close else ""
-    return ToolError(
-        f"No {category} item matches code {code!r}",
-        f"Use a test name such as 'creatinine', 'potassium', 'heart rate', or a numeric MIMIC itemid.{also}",
-    )
+    hint = "test_name_close" if close else "test_name"
+    return ToolError.of("unknown_code", hint, category=category, code=repr(code), names=", ".join(close))
 
 
 # --- vital signs (ICU chartevents + outpatient omr) ------------------------------------------

@@ -14,10 +14,9 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from ehr.fhir.errors import ToolError
+from ehr.fhir.errors import TYPE_NAMES, ToolError
 
 Handler = Callable[..., dict[str, Any]]
-_JSON_TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false"}
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}(:\d{2})?$")
 
@@ -45,9 +44,9 @@ class Param:
 
     def clean(self, value: Any, *, tool: str) -> Any:
         """Check one supplied value; returns it converted (dates become ``datetime.date``)."""
-        where = f"argument '{self.name}' of {tool}"
+        named = {"name": self.name, "tool": tool, "type": TYPE_NAMES[self.type]}
         if value is None:
-            raise ToolError(f"{where} is null", f"Omit {self.name} or pass {_JSON_TYPE_NAMES[self.type]}.")
+            raise ToolError.of("null", "omit_or_pass", **named)
         ok = {
             "string": isinstance(value, str),
             # bool is an int in Python but never a valid integer argument
@@ -56,45 +55,37 @@ class Param:
             "boolean": isinstance(value, bool),
         }[self.type]
         if not ok:
-            example = f" e.g. {self.example!r}" if self.example is not None else ""
-            raise ToolError(
-                f"{where} must be {_JSON_TYPE_NAMES[self.type]}, got {type(value).__name__} {value!r}",
-                f"Pass {self.name} as {_JSON_TYPE_NAMES[self.type]}{example}.",
-            )
+            hint = "pass_as_example" if self.example is not None else "pass_as"
+            got = {"got": type(value).__name__, "value": repr(value), "example": repr(self.example)}
+            raise ToolError.of("wrong_type", hint, **named, **got)
         if self.type == "string":
             value = value.strip()
             if not value:
-                raise ToolError(f"{where} is empty", f"Pass a non-empty {self.name} or omit it.")
+                raise ToolError.of("empty", "non_empty", **named)
         if self.enum is not None and value not in self.enum:
-            raise ToolError(
-                f"{where} has unknown value {value!r}",
-                f"Use one of: {', '.join(self.enum)}.",
-            )
+            raise ToolError.of("unknown_value", "one_of", **named, value=repr(value), values=", ".join(self.enum))
         too_low = self.minimum is not None and value < self.minimum
         too_high = self.maximum is not None and value > self.maximum
         if too_low or too_high:
-            raise ToolError(
-                f"{where} is out of range: {value}",
-                f"Pass a value between {self.minimum} and {self.maximum}.",
+            raise ToolError.of(
+                "out_of_range", "between", **named, value=value, minimum=self.minimum, maximum=self.maximum
             )
         if self.format == "date":
-            return parse_date(value, what=where)
+            return parse_date(value, name=self.name, tool=tool)
         return value
 
 
-def parse_date(value: str, *, what: str) -> dt.date:
+def parse_date(value: str, *, name: str, tool: str) -> dt.date:
     text = value.strip()
     m = _DATETIME_RE.match(text)
     if m:
         text = m.group(1)
     if not _DATE_RE.match(text):
-        raise ToolError(f"{what} is not a date: {value!r}", "Use the format YYYY-MM-DD, e.g. '2180-07-23'.")
+        raise ToolError.of("not_a_date", "date_format", name=name, tool=tool, value=repr(value))
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise ToolError(
-            f"{what} is not a valid calendar date: {value!r}", "Use an existing date, YYYY-MM-DD."
-        ) from None
+        raise ToolError.of("not_a_calendar_date", "existing_date", name=name, tool=tool, value=repr(value)) from None
 
 
 # Optional arguments some models fill with these values for "not given" (the release treats them so).
@@ -166,10 +157,14 @@ def clean_arguments(*, tool: Tool, arguments: dict[str, Any], filled: dict[str, 
         elif p.name in filled and filled[p.name] is not None:
             out[p.name] = filled[p.name]
         elif p.required:
-            example = f", e.g. {p.name}={p.example!r}" if p.example is not None else ""
-            raise ToolError(
-                f"missing required argument '{p.name}' for {tool.name}",
-                f"Pass {p.name} ({_JSON_TYPE_NAMES[p.type]}){example}: {p.en}",
+            raise ToolError.of(
+                "missing",
+                "required_example" if p.example is not None else "required",
+                name=p.name,
+                tool=tool.name,
+                type=TYPE_NAMES[p.type],
+                example=repr(p.example),
+                description=p.en,
             )
         else:
             out[p.name] = p.default

@@ -35,10 +35,7 @@ def make_patient_handler(tool: str) -> Callable[..., dict[str, Any]]:
     def handler(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
         require_patient(subject_id=args["subject_id"])
         if _responder is None:
-            raise ToolError(
-                f"{tool} cannot be answered: no patient is available in this environment",
-                "Use the EHR tools (e.g. DocumentReference.search with keyword='Social History') instead.",
-            )
+            raise ToolError.of("no_patient", "use_ehr", tool=tool)
         return _responder(tool=tool, arguments={k: v for k, v in args.items() if v is not None}, context=context)
 
     return handler

@@ -83,10 +83,7 @@ def service_request_create(*, args: dict[str, Any], context: ToolContext) -> dic
     encounter = _scope(args=args, context=context)
     target = args["target_date"]
     if target is not None and target < context.current_date:
-        raise ToolError(
-            f"target_date {target} is before the current date {context.current_date}",
-            "Requests are for today or later; omit target_date for 'as soon as routine'.",
-        )
+        raise ToolError.of("target_date", "today_or_later", target=target, today=context.current_date)
     return drop_none(
         {
             **_common("ServiceRequest", args=args, context=context, encounter=encounter),

@@ -59,10 +59,10 @@ def make_patient_responder(
 
     def respond(*, tool: str, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
         if tool not in PATIENT_TOOLS:
-            raise ToolError(f"{tool} is not a patient tool", f"Use one of: {', '.join(PATIENT_TOOLS)}.")
+            raise ToolError.of("not_patient_tool", "patient_tools", tool=tool, tools=", ".join(PATIENT_TOOLS))
         subject_id = context.subject_id if context.subject_id is not None else arguments.get("subject_id")
         if subject_id is None:
-            raise ToolError(f"{tool} needs the session's patient", "Pass subject_id (the session's patient id).")
+            raise ToolError.of("needs_patient", "pass_subject", tool=tool)
         key = (int(subject_id), context.hadm_id, context.current_date, context.session_id)
         if key not in cache:
             if len(cache) >= cache_size:

@@ -152,6 +152,15 @@ def test_changed_arguments_are_previewed_for_a_draft(client, turn, reviewers):
     # (re-run for real: the factory's patient is not in the record, so the tool says so; nothing was dropped)
     assert "not found" in response.context["previews"][0]["observation"]["error"]
     assert "warnings" not in response.context["previews"][0]["observation"]
+    # ... on the screen too, with its hint (not only inside the raw JSON).
+    shown = response.text.split('id="step-previews"')[1]
+    assert 'class="banner banner-error tool-error"' in shown and "The tool refused the call:" in shown
+    assert f"Patient {turn.session.subject_id} not found" in shown.split("</div>")[0]
+    # ... and in the Chinese UI in Chinese, the model-facing English unchanged.
+    zh = client.post(_url(turn), data, HTTP_ACCEPT_LANGUAGE="zh-CN").text.split('id="step-previews"')[1]
+    banner = zh.split('class="banner banner-error tool-error"')[1].split("</div>")[0]
+    assert "工具拒绝了此次调用" in banner and f"未找到患者 {turn.session.subject_id}" in banner
+    assert "not found" not in banner and 'lang="en"' not in banner
     review = Review.objects.get(turn=turn, reviewer=reviewers[0])
     assert review.proposed["steps"][0]["arguments"] == arguments
     assert turn.steps.get(idx=0).arguments["code"] == "creatinine"  # only a preview

@@ -256,3 +256,28 @@ def test_turn_detail_numbers_turns_from_one_and_labels_codes_in_chinese(reviewer
     assert "显式请求" in chinese or "隐式请求" in chinese
     assert "<strong>最终回答</strong>" in chinese and "<strong>final</strong>" not in chinese
     assert "database (current rows" not in chinese and "当前数据库" in chinese
+
+
+def test_turn_detail_shows_a_refused_call_in_the_ui_language(reviewer_client, runs):
+    run, _ = runs["heuristic"]
+    result = TurnResult.objects.filter(run=run, language="en").exclude(trace__n_calls=0).order_by("pk").first()
+    refused = {
+        "error": "argument 'code' of Observation.search must be a string, got int 5",
+        "hint": "Pass code as a string e.g. 'creatinine'.",
+    }
+    steps = result.trace["steps"]
+    call = {**steps[0]["calls"][0], "observation": refused}
+    steps = [{**steps[0], "calls": [call, *steps[0]["calls"][1:]]}, *steps[1:]]
+    result.trace = {**result.trace, "steps": steps}
+    result.save()
+    url = reverse("evaluation:turn", args=[run.pk, result.pk])
+    banner = reviewer_client.get(url).content.decode().split('class="banner banner-error tool-error"')[1]
+    banner = banner.split("</div>")[0]
+    assert "The tool refused the call:" in banner and "must be a string, got int 5" in banner
+    assert "Pass code as a string e.g. &#x27;creatinine&#x27;." in banner
+    reviewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    banner = reviewer_client.get(url).content.decode().split('class="banner banner-error tool-error"')[1]
+    banner = banner.split("</div>")[0]
+    assert "Observation.search 的参数“code”必须是字符串，实际收到 int 5" in banner
+    assert "请将 code 作为字符串传入" in banner and "must be" not in banner
+    reviewer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
