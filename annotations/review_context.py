@@ -9,11 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.cache import cache
+from django.core.cache.utils import make_template_fragment_key
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils.functional import SimpleLazyObject
 
+from annotations.selectors import GUIDELINES_KEY
 from ehr.selectors import admission_evidence, admission_header
+from scenarios.audit.selectors import audit_key
 from scenarios.models import GoldStep, Turn
+from scenarios.suggestions_cache import GENERATION_KEY
 
 # How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
 # The record only changes on re-import; this bounds how long a re-imported record can show stale values.
@@ -61,13 +65,34 @@ def load_content(turn: Turn) -> Turn:
     return turn
 
 
+def _header_key(*, subject_id: int, hadm_id: int) -> str:
+    return f"review-header:{subject_id}:{hadm_id}"
+
+
 def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
     """The patient and admission rows, cached like the evidence fragment (they change only on re-import)."""
     return cache.get_or_set(
-        f"review-header:{subject_id}:{hadm_id}",
+        _header_key(subject_id=subject_id, hadm_id=hadm_id),
         lambda: admission_header(subject_id=subject_id, hadm_id=hadm_id),
         EVIDENCE_CACHE_SECONDS,
     )
+
+
+def cache_keys(*, turn: Turn, language: str) -> list[str]:
+    """The cache keys the review screen reads for ``turn`` whatever the user (for
+    :func:`physreview.cacheredis.read_ahead`): the header, the guidelines, the suggestions generation,
+    the gold audit and the content and evidence fragments, with the vary-on values of the ``{% cache %}``
+    tags in ``review.html`` and ``_context_evidence.html``. A key that drifts from its tag costs a round
+    trip, not a wrong page: the tag's own read then goes to the cache."""
+    session = turn.session
+    return [
+        _header_key(subject_id=session.subject_id, hadm_id=session.hadm_id),
+        GUIDELINES_KEY,
+        GENERATION_KEY,
+        audit_key(turn.pk),
+        make_template_fragment_key("review_content", [turn.pk, turn.version, language]),
+        make_template_fragment_key("review_evidence", [session.hadm_id, session.current_date, language]),
+    ]
 
 
 def turn_context(*, turn: Turn) -> dict[str, Any]:

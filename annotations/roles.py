@@ -5,14 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 REVIEWER, ADJUDICATOR, ADMIN = "reviewer", "adjudicator", "admin"
+# Role group → the attribute annotations.auth.RoleLoadingModelBackend sets on the signed-in user.
+ROLE_FLAGS = {name: f"in_group_{name}" for name in (REVIEWER, ADJUDICATOR, ADMIN)}
 
 
 def _groups(user: Any) -> set[str]:
+    """The user's role groups: read with the user by the backend, else one query (kept on the user)."""
     if not getattr(user, "is_authenticated", False):
         return set()
     cached = getattr(user, "_annotations_groups", None)
     if cached is None:
-        cached = set(user.groups.values_list("name", flat=True))
+        if all(hasattr(user, flag) for flag in ROLE_FLAGS.values()):
+            cached = {name for name, flag in ROLE_FLAGS.items() if getattr(user, flag)}
+        else:
+            cached = set(user.groups.values_list("name", flat=True))
         user._annotations_groups = cached
     return cached
 

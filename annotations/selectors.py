@@ -12,6 +12,7 @@ from django.db.models.fields.json import KeyTransform
 
 from annotations import agreement
 from annotations.blind import review_visibility
+from annotations.guidelines import render_markdown
 from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
 from scenarios.models import Turn
 
@@ -177,23 +178,28 @@ def rejected_by_reason() -> dict[str, int]:
 # Every review screen shows the guideline; rows change only through a save or delete, which forget the
 # cached rows (annotations.apps connects forget_guidelines). The bound covers writes that send no signal.
 GUIDELINES_CACHE_SECONDS = 300
-_GUIDELINES_KEY = "guidelines:by-language"
+GUIDELINES_KEY = "guidelines:by-language:v2"  # v2: the rows carry their rendered html
+
+
+def _guideline_rows() -> dict[str, Guideline]:
+    rows = {}
+    for guideline in Guideline.objects.select_related("updated_by"):
+        # Rendered once with the rows (markdown then nh3 cost ~15 ms), not on every screen that shows it.
+        guideline.html = render_markdown(guideline.body_markdown)
+        rows[guideline.language.lower()] = guideline
+    return rows
 
 
 def _guidelines() -> dict[str, Guideline]:
-    """A handful of rows (one per UI language): all of them, in one query."""
-    return cache.get_or_set(
-        _GUIDELINES_KEY,
-        lambda: {g.language.lower(): g for g in Guideline.objects.select_related("updated_by")},
-        GUIDELINES_CACHE_SECONDS,
-    )
+    """A handful of rows (one per UI language): all of them, in one query, each with its ``html``."""
+    return cache.get_or_set(GUIDELINES_KEY, _guideline_rows, GUIDELINES_CACHE_SECONDS)
 
 
 def forget_guidelines(**_signal: Any) -> None:
     """Drop the cached guidelines: now, for readers in the writing transaction, and after the commit, for
     a screen that cached the old rows in between."""
-    cache.delete(_GUIDELINES_KEY)
-    transaction.on_commit(lambda: cache.delete(_GUIDELINES_KEY))
+    cache.delete(GUIDELINES_KEY)
+    transaction.on_commit(lambda: cache.delete(GUIDELINES_KEY))
 
 
 def guideline_for(*, language: str) -> Guideline | None:

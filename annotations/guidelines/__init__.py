@@ -7,12 +7,10 @@ HTML through, so its output is cleaned with nh3 (an allow-list: no scripts, no e
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import markdown
 import nh3
-from django.core.cache import cache
 from django.db import transaction
 from django.utils.safestring import SafeString, mark_safe
 
@@ -25,20 +23,6 @@ def render_markdown(text: str) -> SafeString:
     """``text`` as HTML safe to put in a page: markdown (tables, lists, code) then an nh3 allow-list clean."""
     html = markdown.markdown(text or "", extensions=["extra", "sane_lists"], output_format="html")
     return mark_safe(nh3.clean(html))  # noqa: S308 - cleaned by nh3 just above
-
-
-def render_markdown_cached(text: str) -> SafeString:
-    """:func:`render_markdown` through the cache framework, keyed by a digest of the text itself.
-
-    The review screen shows the guidelines on every load and rendering them cost ~15 ms of CPU; an
-    edited guideline has another digest, so a stale rendering is never served.
-    """
-    key = "guideline-html:" + hashlib.sha256((text or "").encode()).hexdigest()
-    html = cache.get(key)
-    if html is None:
-        html = str(render_markdown(text))
-        cache.set(key, html, timeout=24 * 3600)
-    return mark_safe(html)  # noqa: S308 - nh3-cleaned by render_markdown before it was cached
 
 
 def split_title(text: str) -> tuple[str, str]:

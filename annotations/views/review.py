@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
@@ -17,7 +18,8 @@ from annotations.roles import is_adjudicator
 from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import turn_for, visible_turns
 from annotations.views.done import undo_offer
-from annotations.views.panel import actions_context
+from annotations.views.panel import actions_context, lease_context
+from physreview.cacheredis import read_ahead
 from scenarios.models import GoldStep, Turn
 
 
@@ -51,9 +53,16 @@ def _with_neighbours(user: Any, turns: QuerySet[Turn]) -> QuerySet[Turn]:
 
 @login_required
 def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
-    # Steps and rubric are read only if the cached content cards or editor must be rendered anew.
-    turns = review_context.with_context(visible_turns(request.user), content=False)
+    # Steps and rubric are read only if the cached content cards or editor must be rendered anew; the
+    # lease (and its holder) comes with the turn: one round trip less on the most requested page.
+    turns = review_context.with_context(visible_turns(request.user), content=False).select_related("lease__holder")
     turn = get_object_or_404(_with_neighbours(request.user, turns), pk=pk)
+    language = get_language() or "en"
+    with read_ahead(review_context.cache_keys(turn=turn, language=language)):
+        return render(request, "annotations/review.html", _review_context(request, turn, language=language))
+
+
+def _review_context(request: HttpRequest, turn: Turn, *, language: str) -> dict[str, Any]:
     seen = blind.visibility(turn=turn, user=request.user)  # reviews, comments and lease banner: read once
     reviews = seen.reviews
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
@@ -61,12 +70,16 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     # A submission from this screen reloads it (HX-Refresh): its message and warnings are shown again.
     flash = [str(m) for m in messages.get_messages(request) if m.extra_tags == "review-submitted"]
     after_submit = {"message": flash[-1], "warnings": my_review.gate_warnings if my_review else []} if flash else {}
-    context = {
+    try:
+        lease = turn.lease
+    except ObjectDoesNotExist:
+        lease = None
+    return {
         **review_context.turn_context(turn=turn),
         "reviews": reviews,
         "prev": turn.prev_pk,
         "next": turn.next_pk,
-        "guideline": selectors.guideline_for(language=get_language() or "en"),
+        "guideline": selectors.guideline_for(language=language),
         **undo_offer(request),
         **actions_context(
             request,
@@ -75,10 +88,10 @@ def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
             assigned=seen.assigned,
             review_known=True,
             hidden=seen.hidden,
+            **lease_context(turn=turn, user=request.user, lease=lease, hidden=seen.hidden),
             **after_submit,
         ),
     }
-    return render(request, "annotations/review.html", context)
 
 
 @login_required

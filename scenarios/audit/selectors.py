@@ -16,20 +16,21 @@ from scenarios.models import GoldAudit
 AUDIT_CACHE_SECONDS = 300
 
 
-def _audit_key(turn_id: int) -> str:
+def audit_key(turn_id: int) -> str:
+    """The cache key of a turn's latest audit (read ahead by the review screen)."""
     return f"gold-audit:{turn_id}"
 
 
 def turn_audit(*, turn_id: int) -> GoldAudit | None:
     """The latest audit of a turn, or None if it was never audited (cached, None too; see :func:`forget_audits`)."""
     return cache.get_or_set(
-        _audit_key(turn_id), lambda: GoldAudit.objects.filter(turn_id=turn_id).first(), AUDIT_CACHE_SECONDS
+        audit_key(turn_id), lambda: GoldAudit.objects.filter(turn_id=turn_id).first(), AUDIT_CACHE_SECONDS
     )
 
 
 def forget_audits(*, turn_ids: Iterable[int]) -> None:
     """Drop the cached audits of ``turn_ids`` (after their rows were replaced)."""
-    cache.delete_many([_audit_key(pk) for pk in turn_ids])
+    cache.delete_many([audit_key(pk) for pk in turn_ids])
 
 
 def audit_totals() -> dict[str, Any] | None:

@@ -7,9 +7,14 @@ checks that a visit after the change shows the change.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit, urlunsplit
+
 import pytest
+from django.core.cache import caches
 from django.urls import reverse
 
+from annotations import review_context
 from annotations.models import Guideline
 from scenarios.audit.services import audit_sessions
 from scenarios.models import GoldAudit, RubricItem
@@ -71,11 +76,50 @@ def test_an_audit_run_replaces_the_cached_audit(client, turn, reviewers):
 
 
 def test_a_saved_guideline_shows_at_the_next_visit(client, turn, reviewers, admin_user):
-    guideline = Guideline.objects.create(language="en", title="How to review", body_markdown="Check the dose.")
+    guideline = Guideline.objects.create(language="en", title="How to review", body_markdown="Check the **dose**.")
     client.force_login(reviewers[0])
-    assert "How to review" in _page(client, turn).text
-    guideline.title = "Review rules, second edition"
+    page = _page(client, turn).text
+    assert "How to review" in page and "Check the <strong>dose</strong>." in page
+    guideline.title, guideline.body_markdown = "Review rules, second edition", "Check the **route**."
     guideline.save()
-    assert "Review rules, second edition" in _page(client, turn).text
+    page = _page(client, turn).text
+    assert "Review rules, second edition" in page and "Check the <strong>route</strong>." in page
     guideline.delete()
     assert "No guidelines have been written yet." in _page(client, turn).text
+
+
+@pytest.fixture
+def redis_default_cache(broker_url, settings):
+    """The default cache on the CI Redis (another database than the broker's), as a deployment runs it."""
+    url = urlunsplit(urlsplit(broker_url)._replace(path="/13"))
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {"BACKEND": "physreview.cacheredis.ReusedClientRedisCache", "LOCATION": url, "KEY_PREFIX": "rc"},
+    }
+    caches["default"].clear()
+    yield caches["default"]
+    caches["default"].clear()
+
+
+def test_with_redis_a_second_visit_reads_the_shared_keys_in_one_round_trip(
+    client, turn, reviewers, redis_default_cache, monkeypatch
+):
+    Guideline.objects.create(language="en", title="How to review", body_markdown="Check the **dose**.")
+    client.force_login(reviewers[0])
+    first = _page(client, turn).text  # renders and stores the fragments, header, guidelines, audit
+    commands = []
+    redis_client = redis_default_cache._cache.get_client()
+    execute = redis_client.execute_command
+    monkeypatch.setattr(redis_client, "execute_command", lambda *a, **k: commands.append(a) or execute(*a, **k))
+    second = _page(client, turn).text
+    assert second == first.replace(_csrf(first), _csrf(second))  # the same page, from the cache
+    # One MGET for the keys every reviewer shares; one GET for the editor (its key depends on the
+    # suggestions generation, read by that MGET); nothing is written.
+    assert [c[0] for c in commands] == ["MGET", "GET"], commands
+    assert len(commands[0]) - 1 == len(review_context.cache_keys(turn=turn, language="en")) == 6
+    assert "review_editor" in commands[1][1]
+    assert "Check the <strong>dose</strong>." in second and 'id="evidence"' in second
+
+
+def _csrf(page: str) -> str:
+    return re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)

@@ -32,6 +32,37 @@ def test_one_client_serves_every_call_and_the_values_round_trip(redis_cache):
     assert redis_cache.get("a") is None and redis_cache.get("b") is None and redis_cache.get("c") == 3
 
 
+def test_reading_ahead_answers_gets_from_one_mget_and_writes_are_read_anew(redis_cache, monkeypatch):
+    redis_cache.set_many({"header": {"age": 67}, "fragment": "<p>肌酐</p>", "kept": 1}, 60)
+    client = redis_cache._cache.get_client()
+    commands = []
+    execute = client.execute_command
+    monkeypatch.setattr(client, "execute_command", lambda *a, **k: commands.append(a[0]) or execute(*a, **k))
+    with redis_cache.read_ahead(["header", "fragment", "missing", "kept"]):
+        assert redis_cache.get("header") == {"age": 67} and redis_cache.get("fragment") == "<p>肌酐</p>"
+        assert redis_cache.get("missing", "default") == "default"  # known absent: not asked again
+        assert redis_cache.get_or_set("missing", lambda: "made", 60) == "made"
+        assert redis_cache.get("missing") == "made"
+        redis_cache.set("header", {"age": 68}, 60)
+        assert redis_cache.get("header") == {"age": 68}  # written in the block: read anew
+        redis_cache.delete_many(["kept"])
+        assert redis_cache.get("kept") is None
+        assert redis_cache.get("other") is None  # not read ahead: an ordinary GET
+    # get_or_set's add (SET NX) forgets the key: its own read-back and the next get go to Redis.
+    assert commands == ["MGET", "SET", "GET", "GET", "SET", "GET", "DEL", "GET", "GET"]
+    assert redis_cache.get("fragment") == "<p>肌酐</p>" and commands[-1] == "GET"  # after the block: Redis
+
+
+def test_read_ahead_is_a_no_op_without_redis(settings):
+    from django.core.cache import caches
+
+    from physreview.cacheredis import read_ahead
+
+    caches["default"].set("k", "v")
+    with read_ahead(["k", "absent"]):
+        assert caches["default"].get("k") == "v" and caches["default"].get("absent") is None
+
+
 def test_sessions_are_read_from_the_cache_only_when_it_is_redis(tmp_path):
     expression = "s.CACHES['default']['BACKEND'], s.SESSION_ENGINE"
     shared = print_settings(expression, env={"CACHE_URL": "redis://127.0.0.1:6379/13"}, var_dir=tmp_path)
