@@ -32,10 +32,12 @@ schema: $(STAMP)
 	$(PY) manage.py spectacular --validate --fail-on-warn --file $$(mktemp -d)/schema.yml
 
 # Fast job proving the SQLite default works: demo preparation, the importer round trip and the
-# review screen (the demo's most used page; SQLite refuses some SQL PostgreSQL accepts).
+# review screen (the demo's most used page; SQLite refuses some SQL PostgreSQL accepts), draft saves by two
+# editors at once and the results drill-down's safety filter (both answered 500 on SQLite once).
 test-sqlite: $(STAMP)
 	env -u DATABASE_URL -u CELERY_BROKER_URL PHYSREVIEW_VAR_DIR=$$(mktemp -d) $(PY) manage.py demo --no-serve
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest tests/ehr tests/annotations/test_views_review.py -q -m "not celery_worker"
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(VENV)/bin/pytest tests/ehr tests/annotations/test_views_review.py \
+		tests/annotations/test_draft_concurrency.py tests/evaluation/results/test_safety_filter.py -q -m "not celery_worker"
 
 bench: $(STAMP)
 	$(PY) bench/import_vs_copy.py
