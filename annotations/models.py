@@ -38,6 +38,11 @@ class TurnState:
     }
 
 
+def status_label(value: str) -> str:
+    """A turn status as the screens call it, in the active UI language; unknown codes as they are."""
+    return str(TurnState.LABELS.get(value, value))
+
+
 # Labels are translated for the UI only; the stored values never change with the language.
 class Decision(models.TextChoices):
     APPROVE = "approve", _("Approve")

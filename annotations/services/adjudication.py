@@ -5,9 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotations import content as tc
-from annotations.models import Adjudication, Chosen, Decision, RejectReason, Review, RevisionKind, TurnState
+from annotations.models import (
+    Adjudication,
+    Chosen,
+    Decision,
+    RejectReason,
+    Review,
+    RevisionKind,
+    TurnState,
+    status_label,
+)
 from annotations.roles import is_adjudicator
 from annotations.selectors import assigned_reviews
 from annotations.services.edits import _store_conflict, apply_content
@@ -45,20 +55,23 @@ def adjudicate(
     ``turn_finalised`` is sent after commit.
     """
     if not is_adjudicator(adjudicator):
-        raise PermissionDenied(f"{adjudicator.get_username()} is not an adjudicator")
+        raise PermissionDenied(_("Only adjudicators decide disputed turns."))
     if chosen not in Chosen.values:
         raise ValueError(f"chosen must be one of {', '.join(Chosen.values)}, got {chosen!r}")
     conflict: Conflict | None = None
     with transaction.atomic():
         locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
         if locked.status != TurnState.NEEDS_ADJUDICATION:
-            raise InvalidState(f"turn is {locked.status}, not {TurnState.NEEDS_ADJUDICATION}")
+            raise InvalidState(
+                _("This turn no longer needs adjudication (it is %(status)s).")
+                % {"status": status_label(locked.status)}
+            )
         review_a, review_b = reviews_ab(turn=locked)
         current = tc.snapshot(turn=locked)
         if chosen in (Chosen.REVIEW_A, Chosen.REVIEW_B):
             picked = review_a if chosen == Chosen.REVIEW_A else review_b
             if picked is None:
-                raise InvalidState(f"there is no review {chosen.upper()} to take")
+                raise InvalidState(_("There is no review %(letter)s to take.") % {"letter": chosen.upper()})
             # The proposal is a full snapshot of its base; re-apply it over the current content.
             final = tc.apply_changes(
                 base=current, changes=tc.changes_between(base=picked.base_content, proposed=picked.proposed)
@@ -71,7 +84,7 @@ def adjudicate(
         if decision not in (Decision.APPROVE, Decision.REJECT):
             raise ValueError(f"decision must be approve or reject, got {decision!r}")
         if decision == Decision.REJECT and reject_reason not in RejectReason.values:
-            raise ValueError("a rejection needs a reject_reason")
+            raise ValueError(_("A rejection needs a reason: choose one."))
         if locked.version != base_version:
             conflict = _store_conflict(
                 turn=locked, user=adjudicator, mine=final, base_version=base_version, reason=reason

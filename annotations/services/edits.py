@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotations import content as tc
 from annotations.diffs import diff_field
@@ -87,7 +88,9 @@ def _save(
     settled: Iterable[str] = (),
 ) -> tuple[Turn, list[Revision], list[dict[str, Any]]]:
     if not is_adjudicator(user):
-        raise PermissionDenied("only adjudicators and admins edit a turn directly; reviewers propose edits in a review")
+        raise PermissionDenied(
+            _("Only adjudicators and admins edit a turn directly; reviewers propose edits in their review.")
+        )
     conflict: Conflict | None = None
     revisions: list[Revision] = []
     with transaction.atomic():

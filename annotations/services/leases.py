@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotations.models import Lease
 from annotations.services.errors import InvalidState, LeaseHeld
@@ -19,7 +20,7 @@ DEFAULT_TTL = dt.timedelta(minutes=2)
 def _locked(turn: Turn) -> Lease | None:
     # The turn row serialises lease changes (the lease row may not exist yet to lock it).
     if not list(Turn.objects.select_for_update(no_key=True).filter(pk=turn.pk).values_list("pk", flat=True)):
-        raise InvalidState("this turn no longer exists")
+        raise InvalidState(_("This turn no longer exists."))
     return Lease.objects.select_related("holder").filter(turn=turn).first()
 
 

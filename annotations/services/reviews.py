@@ -6,10 +6,20 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotations import content as tc
 from annotations.diffs import diff_content, diff_field
-from annotations.models import Assignment, Decision, RejectReason, Review, Revision, RevisionKind, TurnState
+from annotations.models import (
+    Assignment,
+    Decision,
+    RejectReason,
+    Review,
+    Revision,
+    RevisionKind,
+    TurnState,
+    status_label,
+)
 from annotations.selectors import all_submitted, assigned_reviews
 from annotations.services.errors import Conflict, DraftConflict, InvalidState, PermissionDenied
 from annotations.services.gates import turn_warnings
@@ -25,9 +35,13 @@ def is_assigned(*, turn: Turn, user: Any) -> bool:
 
 def _check_reviewer(turn: Turn, reviewer: Any) -> None:
     if not is_assigned(turn=turn, user=reviewer):
-        raise PermissionDenied(f"{reviewer.get_username()} is not assigned to session {turn.session.record_id}")
+        raise PermissionDenied(
+            _("You are not a reviewer of session %(session)s.") % {"session": turn.session.record_id}
+        )
     if turn.status not in REVIEWABLE:
-        raise InvalidState(f"turn {turn} is {turn.status}: reviews are closed")
+        raise InvalidState(
+            _("Reviews of this turn are closed (it is %(status)s).") % {"status": status_label(turn.status)}
+        )
 
 
 def _validate_decision(decision: str, reject_reason: str) -> None:
@@ -36,7 +50,7 @@ def _validate_decision(decision: str, reject_reason: str) -> None:
     if reject_reason and reject_reason not in RejectReason.values:
         raise ValueError(f"reject_reason must be one of {', '.join(RejectReason.values)}, got {reject_reason!r}")
     if decision == Decision.REJECT and not reject_reason:
-        raise ValueError("a rejection needs a reject_reason")
+        raise ValueError(_("A rejection needs a reason: choose one."))
 
 
 def current_token(review: Review | None) -> str:
@@ -92,7 +106,7 @@ def save_draft_review(
     Turn.objects.select_for_update(no_key=True).only("pk").get(pk=turn.pk)
     review = Review.objects.select_for_update().filter(turn=turn, reviewer=reviewer).first()
     if review is not None and review.submitted:
-        raise InvalidState("this review was already submitted")
+        raise InvalidState(_("You already submitted your review of this turn."))
     _stale_draft(review, draft_token, proposed)
     current = tc.snapshot(turn=turn)
     if review is None:
@@ -155,9 +169,11 @@ def _submit(*, turn: Turn, draft: Review, base_version: int) -> tuple[Review, li
     locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
     review = Review.objects.select_for_update().get(pk=draft.pk)
     if review.submitted:
-        raise InvalidState("this review was already submitted")
+        raise InvalidState(_("You already submitted your review of this turn."))
     if locked.status not in REVIEWABLE:
-        raise InvalidState(f"turn is {locked.status}: reviews are closed")
+        raise InvalidState(
+            _("Reviews of this turn are closed (it is %(status)s).") % {"status": status_label(locked.status)}
+        )
     if base_version != locked.version and review.has_edits:
         current = tc.snapshot(turn=locked)
         raise Conflict(
@@ -226,11 +242,13 @@ def undo_blocker(*, review: Review, turn_status: str, now: Any = None) -> str:
     """Why ``review``'s submission can no longer be withdrawn ("" when it can): past the undo window,
     or the co-review is in / the turn was adjudicated (others have acted on this decision)."""
     if review.submitted_at is None:
-        return "this review is not submitted: nothing to undo"
+        return _("This review is not submitted: there is nothing to undo.")
     if ((now or timezone.now()) - review.submitted_at).total_seconds() > UNDO_SECONDS:
-        return f"too late to undo: a submission can be withdrawn for {UNDO_SECONDS} seconds"
+        return _("Too late to undo: a decision can be withdrawn for %(seconds)d seconds after submitting.") % {
+            "seconds": UNDO_SECONDS
+        }
     if turn_status not in REVIEWABLE or review.turn.adjudications.exists():
-        return "the decision can no longer be withdrawn: every review is in and the turn was decided"
+        return _("The decision can no longer be withdrawn: every review is in and the turn was decided.")
     return ""
 
 
@@ -242,7 +260,7 @@ def undo_submission(*, turn: Turn, reviewer: Any) -> Review:
     locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
     review = Review.objects.select_for_update().filter(turn=locked, reviewer_id=reviewer.pk).first()
     if review is None:
-        raise InvalidState("you have no review of this turn: nothing to undo")
+        raise InvalidState(_("You have no review of this turn: there is nothing to undo."))
     if why := undo_blocker(review=review, turn_status=locked.status):
         raise InvalidState(why)
     review.submitted_at = None

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotations.guidelines import render_markdown
-from annotations.models import TurnState
+from annotations.models import status_label
 from ehr.fhir.params import WARNINGS as TOOL_WARNINGS
 from evaluation.judges import is_model_judge
 from physreview.text_templates import compile_template, parse_text
@@ -298,7 +298,7 @@ def model_judge(name: str | None) -> bool:
 @register.filter
 def turn_status(value: str) -> str:
     """``needs_adjudication`` → "Needs adjudication" (or its translation); unknown codes as they are."""
-    return TurnState.LABELS.get(value, value)
+    return status_label(value)
 
 
 @register.filter

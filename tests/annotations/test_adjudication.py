@@ -85,5 +85,5 @@ def test_stale_adjudication_is_a_conflict_and_is_kept(disputed, adjudicator, adm
 
 
 def test_only_disputed_turns_are_adjudicated(turn, adjudicator):
-    with pytest.raises(services.InvalidState, match="in_review"):
+    with pytest.raises(services.InvalidState, match=r"no longer needs adjudication \(it is In review\)"):
         services.adjudicate(turn=turn, adjudicator=adjudicator, chosen="merged", content={}, base_version=1)

@@ -60,7 +60,7 @@ def test_no_undo_after_the_window(assigned, reviewers):
     turn = assigned.turns.get(index=0)
     review, _ = services.submit_review(turn=turn, reviewer=reviewers[0], decision="approve", base_version=turn.version)
     Review.objects.filter(pk=review.pk).update(submitted_at=timezone.now() - timedelta(seconds=UNDO_SECONDS + 1))
-    with pytest.raises(services.InvalidState, match="too late"):
+    with pytest.raises(services.InvalidState, match="Too late to undo"):
         services.reviews.undo_submission(turn=turn, reviewer=reviewers[0])
 
 
@@ -83,3 +83,22 @@ def test_done_list_is_the_users_own(client, assigned, reviewers):
     services.submit_review(turn=turn, reviewer=reviewers[1], decision="approve", base_version=turn.version)
     client.force_login(reviewers[0])
     assert f'data-turn="{turn.pk}"' not in client.get("/review/done/").content.decode()
+
+
+def test_refusals_read_in_the_ui_language_with_status_labels(client, settings, assigned, reviewers):
+    """A reviewer in the Chinese UI is told why in Chinese, with the status as the screens call it
+    (not the stored code "approved" nor English service text)."""
+    turn = assigned.turns.get(index=0)
+    for reviewer in reviewers[:2]:  # the session's two assigned reviewers
+        services.submit_review(turn=turn, reviewer=reviewer, decision="approve", base_version=turn.version)
+    turn.refresh_from_db()
+    assert turn.status == TurnState.APPROVED
+    client.force_login(reviewers[0])
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    closed = _approve(client, turn).content.decode()
+    assert "该轮次的审核已关闭（当前状态：已通过）。" in closed
+    assert "reviews are closed" not in closed and "(it is approved)" not in closed
+    Review.objects.filter(turn=turn).update(submitted_at=timezone.now() - timedelta(seconds=UNDO_SECONDS + 1))
+    late = client.post(f"/review/turns/{turn.pk}/undo/", follow=True).content.decode()
+    assert f"撤销已超时：决定只能在提交后 {UNDO_SECONDS} 秒内撤回。" in late
+    assert "Too late" not in late
