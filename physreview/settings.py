@@ -237,9 +237,6 @@ SESSION_ENGINE = (
 LOGIN_FAILURE_LIMIT = _int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = _int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1)
 
-# Django's ModelBackend, loading the user's role groups with the user row (one query per request less).
-AUTHENTICATION_BACKENDS = ["annotations.auth.RoleLoadingModelBackend"]
-
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
