@@ -33,15 +33,17 @@ def is_assigned(*, turn: Turn, user: Any) -> bool:
     return Assignment.objects.filter(session_id=turn.session_id, reviewer_id=user.pk).exists()
 
 
+def _reviews_closed(status: str) -> InvalidState:
+    return InvalidState(_("Reviews of this turn are closed (it is %(status)s).") % {"status": status_label(status)})
+
+
 def _check_reviewer(turn: Turn, reviewer: Any) -> None:
     if not is_assigned(turn=turn, user=reviewer):
         raise PermissionDenied(
             _("You are not a reviewer of session %(session)s.") % {"session": turn.session.record_id}
         )
     if turn.status not in REVIEWABLE:
-        raise InvalidState(
-            _("Reviews of this turn are closed (it is %(status)s).") % {"status": status_label(turn.status)}
-        )
+        raise _reviews_closed(turn.status)
 
 
 def _validate_decision(decision: str, reject_reason: str) -> None:
@@ -171,9 +173,7 @@ def _submit(*, turn: Turn, draft: Review, base_version: int) -> tuple[Review, li
     if review.submitted:
         raise InvalidState(_("You already submitted your review of this turn."))
     if locked.status not in REVIEWABLE:
-        raise InvalidState(
-            _("Reviews of this turn are closed (it is %(status)s).") % {"status": status_label(locked.status)}
-        )
+        raise _reviews_closed(locked.status)
     if base_version != locked.version and review.has_edits:
         current = tc.snapshot(turn=locked)
         raise Conflict(
