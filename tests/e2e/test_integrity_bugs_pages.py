@@ -1,6 +1,7 @@
-"""Issue 16's page bugs, in Chromium: the safety-failures drill-down (page and API), styled 404/403 pages and a
-start page per role, the done list after `a` with Undo, and physician wording (no raw statuses, JSON, field
-keys or None/[]) on the review, history, queue, done and dashboard pages and the dataset card."""
+"""Issue 16's page bugs, in Chromium: the safety-failures drill-down (page and API), styled 404/403/500 pages
+and a start page per role, the done list after `a` with Undo, physician wording (no raw statuses, JSON, field
+keys or None/[]) on the review, history, queue, done and dashboard pages and the dataset card, and content a
+physician would reject (English in a Chinese text, a lone "?", a machine string) flagged on a reviewer's draft."""
 
 import re
 
@@ -15,7 +16,7 @@ from annotations.models import Review, Snapshot, SnapshotStatus
 from annotations.templatetags import history_labels
 from evaluation.models import EvalRun, TurnResult
 from scenarios.models import RubricItem
-from tests.e2e.review_helpers import PASSWORD, login, superuser_with_password, user_with_password
+from tests.e2e.review_helpers import PASSWORD, login, open_editor, superuser_with_password, user_with_password
 from tests.scenarios.factories import complete_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -85,6 +86,26 @@ def test_error_pages_are_styled_with_navigation(page, live_server, screenshot_di
     assert response.status == 403
     assert "Not allowed" in page.inner_text("h1") and page.locator(".error-links a").count() == 2
     page.screenshot(path=str(screenshot_dir / "bugs_403.png"), full_page=True)
+
+
+def test_server_error_page_is_styled_with_a_way_back(page, live_server, monkeypatch, screenshot_dir):
+    """Bug 7b: a bare unstyled 500 page (handler500 renders it without a request context)."""
+
+    def boom(user):
+        raise RuntimeError("the database is gone")
+
+    user_with_password("unlucky_rev", "reviewer")
+    login(page, live_server, "unlucky_rev")  # lands on /review/ (the start page view is patched only below)
+    monkeypatch.setattr("annotations.views.start.start_page_for", boom)
+    response = page.goto(f"{live_server.url}/")
+    assert response.status == 500
+    assert "Server error" in page.inner_text("h1") and _app_css_applied(page)
+    body = page.inner_text("body")
+    assert "the database is gone" not in body and "Traceback" not in body
+    page.screenshot(path=str(screenshot_dir / "bugs_500.png"), full_page=True)
+    monkeypatch.undo()
+    page.click(".error-links >> text=Go to your start page")
+    page.wait_for_url(f"{live_server.url}/review/")
 
 
 def _app_css_applied(page) -> bool:
@@ -228,3 +249,30 @@ def test_dataset_card_is_rendered_markdown(page, live_server, screenshot_dir):
     assert "# PhysAssistBench" not in page.inner_text("#snapshot-card")
     assert page.evaluate("window.__x") is None  # the card's script is cleaned out
     page.screenshot(path=str(screenshot_dir / "bugs_dataset_card.png"), full_page=True)
+
+
+def test_content_a_physician_would_reject_is_flagged_on_the_review_screen(page, live_server, demo_cohort):
+    """Bug 10: a Chinese gold text with an English fragment, a lone '?' where a value belongs and a machine string
+    as the answer passed every gate. The same content gates run on a reviewer's draft and say what they found."""
+    me = user_with_password("gate_rev", "reviewer")
+    session = complete_session()
+    services.assign(session=session, reviewer=me, by=None)
+    turn = session.turns.get(index=0)
+    login(page, live_server, me.username)
+    page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
+    open_editor(page)
+    answer_zh = page.input_value("#field-answer_zh") + "紧急程度：routine。剂量 ？"
+    answer_en = (
+        page.input_value("#field-answer_en") + " Done with ServiceRequest.create (simulated, id sim-sr-9efe3bfae057)."
+    )
+    page.fill("#field-answer_zh", answer_zh)
+    page.fill("#field-answer_en", answer_en)
+    page.click("#save-draft")
+    page.wait_for_selector("#gate-warnings")
+    warnings = page.inner_text("#gate-warnings")
+    assert "English in the Chinese text: routine" in warnings, warnings
+    assert "a lone '?' where a value should be" in warnings, warnings
+    assert "ServiceRequest.create" in warnings and "a simulated resource id" in warnings, warnings
+    draft = Review.objects.get(turn=turn, reviewer=me)  # warned, not refused: the draft keeps the text
+    assert draft.submitted_at is None
+    assert (draft.proposed["answer_zh"], draft.proposed["answer_en"]) == (answer_zh, answer_en)
