@@ -191,6 +191,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE: a write transaction takes the lock when it begins, so two writers queue on `timeout` instead
     # of one failing with "database is locked" when it upgrades a read lock (two editors on the demo).
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # Tests on SQLite use a real file, not Django's in-memory default: live-server threads and forked runeval
+    # processes then open their own connections with file locking and the busy timeout (an in-memory
+    # shared-cache database has table locks that ignore the timeout: "database table is locked").
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_physreview.sqlite3")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
 from physreview import throttle
 from physreview.cachedb import AtomicDatabaseCache
+from tests.databases import serves_concurrent_connections
 from tests.physreview.startup import print_settings
 
 LIMIT = 3
@@ -221,8 +222,8 @@ def _in_threads(n, fn):
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_wrong_passwords_cannot_pass_the_limit(monkeypatch):
     """30 wrong passwords at once (as from 30 server processes): only LIMIT reach the password check."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database that serves several connections at once (PostgreSQL)")
+    if not serves_concurrent_connections():
+        pytest.skip("needs a database that serves several connections at once")
     get_user_model().objects.create_user(username="alice", password="correct-horse")
     from django.contrib.auth import forms
 
@@ -240,8 +241,8 @@ def test_simultaneous_wrong_passwords_cannot_pass_the_limit(monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 def test_database_cache_incr_is_atomic():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database that serves several connections at once (PostgreSQL)")
+    if not serves_concurrent_connections():
+        pytest.skip("needs a database that serves several connections at once")
     cache().add("counter", 0, timeout=60)
     values = _in_threads(20, lambda i: cache().incr("counter"))
     assert sorted(values) == list(range(1, 21)) and cache().get("counter") == 20
