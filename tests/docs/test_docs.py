@@ -4,7 +4,8 @@ Cases come from the docs themselves (README.md, docs/*.md; CHANGELOG.md for link
 (a) every relative link resolves to a file, and to a heading when it names an anchor;
 (b) every ``manage.py <command>`` is a real management command whose ``--help`` runs, and every ``--option``
     the docs give it appears in that help;
-(c) the configuration table of docs/operations.md and the variables the settings module reads agree both ways.
+(c) the configuration table of docs/operations.md and the variables the settings module reads agree both ways;
+(d) the access table of docs/operations.md is the one physreview.access generates.
 """
 
 from __future__ import annotations
@@ -147,3 +148,13 @@ def test_settings_reader_finds_known_variables():
     read = _variables_read_by_settings()
     for name in ("DATABASE_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "PHYSREVIEW_VAR_DIR", "LOGIN_FAILURE_LIMIT"):
         assert name in read, f"the settings reader missed {name}"
+
+
+def test_security_table_is_the_rule_table():
+    """docs/operations.md says its who-may-see-what table is generated from physreview.access's rule table."""
+    from physreview.access import rules_markdown
+
+    assert rules_markdown() in _document(OPERATIONS).text, (
+        "docs/operations.md: the table under 'Security model: who may see what' differs from "
+        "physreview.access.rules_markdown(); paste its output into the doc"
+    )
