@@ -15,7 +15,8 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
-MANAGE = re.compile(r"manage\.py\s+([A-Za-z_][\w-]*)")
+# An invocation: ``manage.py <command>`` (owner: the command) or a benchmark script (owner: its path).
+INVOKE = re.compile(r"manage\.py\s+([A-Za-z_][\w-]*)|\b(bench/\w+\.py)\b")
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 ENV_NAME = re.compile(r"`([A-Z][A-Z0-9_]+)`")
 
@@ -54,7 +55,7 @@ class Document:
 
 @dataclass(frozen=True)
 class Mention:
-    commands: tuple[str, ...]  # the option must be in the help of one of them
+    owners: tuple[str, ...]  # management commands or bench/ scripts; the option must belong to one of them
     options: tuple[str, ...]
     where: str
 
@@ -106,22 +107,22 @@ def _logical_lines(block: list[str]) -> Iterator[tuple[str, str]]:
 
 
 def _invocations(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Each ``manage.py <command> ...`` in ``text`` with the options written up to the next command or ``&&``."""
-    matches = list(MANAGE.finditer(text))
+    """Each invocation in ``text`` with the options written up to the next invocation or ``&&``."""
+    matches = list(INVOKE.finditer(text))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         segment = re.split(r"&&|\|\||;", text[match.end() : end])[0]
-        yield match.group(1), tuple(OPTION.findall(segment))
+        yield match.group(1) or match.group(2), tuple(OPTION.findall(segment))
 
 
 def option_mentions(doc: Document, *, commands: set[str]) -> Iterator[Mention]:
-    """Every command the docs name, with the ``--options`` they give it.
+    """Every management command and bench/ script the docs name, with the ``--options`` they give it.
 
-    A ``manage.py X`` invocation (code block or inline code) owns the options written after it on its line; options
-    in comment lines just above it belong to any command of that line. An inline span starting with a command name
-    (``runeval --max-tokens``) owns its options. A bare option span (``--resume``) belongs to a command named in the
-    same section; in a section that names none it is not checked. Spans starting with another program
-    (``llama-server …``, ``bench/….py``) are not checked.
+    An invocation (``manage.py X …`` or ``bench/x.py …``, in a code block or inline code) owns the options written
+    after it on its line; options in comment lines just above it belong to any invocation of that line. An inline
+    span starting with a command name (``runeval --max-tokens``) owns its options. A bare option span
+    (``--resume``) belongs to a command or script named in the same section; in a section that names none it is not
+    checked. Spans starting with another program (``llama-server …``, ``gunicorn …``) are not checked.
     """
     for section in doc.sections():
         where = f"section {section.heading!r}" if section.heading else "top of file"
@@ -131,26 +132,26 @@ def option_mentions(doc: Document, *, commands: set[str]) -> Iterator[Mention]:
                 invoked = list(_invocations(line))
                 for command, options in invoked:
                     named.append(command)
-                    yield Mention(commands=(command,), options=options, where=where)
+                    yield Mention(owners=(command,), options=options, where=where)
                 if invoked and OPTION.search(comment):  # a comment above names options of the line below
                     below = tuple(dict.fromkeys(c for c, _ in invoked))
-                    yield Mention(commands=below, options=tuple(OPTION.findall(comment)), where=where)
+                    yield Mention(owners=below, options=tuple(OPTION.findall(comment)), where=where)
         bare: list[str] = []
         for span in code_spans("\n".join(section.prose)):
-            if MANAGE.search(span):
+            if INVOKE.search(span):
                 for command, options in _invocations(span):
                     named.append(command)
-                    yield Mention(commands=(command,), options=options, where=where)
+                    yield Mention(owners=(command,), options=options, where=where)
                 continue
             first = span.split()[0] if span.split() else ""
             if first in commands:
                 named.append(first)
-                yield Mention(commands=(first,), options=tuple(OPTION.findall(span)), where=where)
+                yield Mention(owners=(first,), options=tuple(OPTION.findall(span)), where=where)
             elif first.startswith("--"):
                 bare += OPTION.findall(span)
-        named_commands = tuple(dict.fromkeys(c for c in named if c in commands))
-        if bare and named_commands:
-            yield Mention(commands=named_commands, options=tuple(dict.fromkeys(bare)), where=where)
+        owners = tuple(dict.fromkeys(c for c in named if c in commands or c.startswith("bench/")))
+        if bare and owners:
+            yield Mention(owners=owners, options=tuple(dict.fromkeys(bare)), where=where)
 
 
 def section_table_names(doc: Document, *, heading: str) -> set[str]:

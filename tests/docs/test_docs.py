@@ -3,7 +3,7 @@
 Cases come from the docs themselves (README.md, docs/*.md; CHANGELOG.md for links only), read at test time:
 (a) every relative link resolves to a file, and to a heading when it names an anchor;
 (b) every ``manage.py <command>`` is a real management command whose ``--help`` runs, and every ``--option``
-    the docs give it appears in that help;
+    the docs give it appears in that help; every ``bench/<script>.py`` exists and defines the options given it;
 (c) the configuration table of docs/operations.md and the variables the settings module reads agree both ways;
 (d) the access table of docs/operations.md is the one physreview.access generates.
 """
@@ -71,20 +71,30 @@ def _help(command: str) -> str:
     return out.getvalue()
 
 
+def _name(owner: str) -> str:
+    return owner if owner.startswith("bench/") else f"manage.py {owner}"
+
+
+def _options_text(owner: str) -> str:
+    """Where an owner's options are spelled: a command's ``--help``, a bench script's own source (argparse)."""
+    return (ROOT / owner).read_text(encoding="utf-8") if owner.startswith("bench/") else _help(owner)
+
+
 @pytest.mark.parametrize("doc", GUIDES, ids=_doc_id)
 def test_documented_commands_and_options_exist(doc: Path):
     commands = set(get_commands())
     problems = []
     for mention in option_mentions(_document(doc), commands=commands):
-        unknown = [c for c in mention.commands if c not in commands]
-        for command in unknown:
-            problems.append(f"{_doc_id(doc)}: `manage.py {command}` is not a management command ({mention.where})")
+        unknown = [o for o in mention.owners if not (o in commands or (ROOT / o).is_file())]
+        for owner in unknown:
+            what = "a file" if owner.startswith("bench/") else "a management command"
+            problems.append(f"{_doc_id(doc)}: `{_name(owner)}` is not {what} ({mention.where})")
         if unknown:
             continue
-        helps = [_help(c) for c in mention.commands]  # --help runs for every command the docs name
+        texts = [_options_text(o) for o in mention.owners]  # --help runs for every command the docs name
         for option in mention.options:
-            if not any(re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", h) for h in helps):
-                owners = " or ".join(f"`manage.py {c}`" for c in mention.commands)
+            if not any(re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", t) for t in texts):
+                owners = " or ".join(f"`{_name(o)}`" for o in mention.owners)
                 problems.append(f"{_doc_id(doc)}: `{option}` is not an option of {owners} ({mention.where})")
     assert not problems, "\n".join(problems)
 
