@@ -17,6 +17,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache  # the layers of docs/architecture.md (pyproject.toml [tool.importlinter])
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -20,7 +20,7 @@ from annotations.roles import is_admin
 from annotations.snapshots import card, services
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.selectors import SIDE_FILES, file_names
-from physreview.admin_mixins import ViewOnlyMixin
+from core.admin_mixins import ViewOnlyMixin
 from scenarios.models import Scenario
 
 

@@ -60,7 +60,7 @@ _TOOL_SCHEMAS: dict[str, tuple[dict[str, Any], ...]] = {}
 
 def run_tools(*, language: str) -> tuple[dict[str, Any], ...]:
     """The tool schemas a run offers, built once per language: one tuple object, so the LLM client
-    renames and serialises them once (see physreview.llm.request). Not to be mutated."""
+    renames and serialises them once (see core.llm.request). Not to be mutated."""
     if language not in _TOOL_SCHEMAS:
         _TOOL_SCHEMAS[language] = tuple(tool_schemas(language=language))
     return _TOOL_SCHEMAS[language]

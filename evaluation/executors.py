@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import connection, connections
 
+from core.llm import LLMClient
 from evaluation.agents.base import Agent
 from evaluation.dataset import EvalDataset
 from evaluation.models import EvalRun, EvalStatus, TurnResult
@@ -32,7 +33,6 @@ from evaluation.services import (
     longest_first,
     play_jobs,
 )
-from physreview.llm import LLMClient
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,8 @@ import django
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
+from core.llm import track_calls
+from core.version import code_version
 from ehr.fhir import schema_hash
 from evaluation.agent import DEFAULT_MAX_STEPS, ToolRunner, run_turn, session_history
 from evaluation.agents.base import Agent
@@ -36,8 +38,6 @@ from evaluation.protocols import settings as protocol_settings
 from evaluation.protocols.release import PROMPT_HASH as RELEASE_PROMPT_HASH
 from evaluation.protocols.release import release_tools, run_release_turn
 from evaluation.protocols.release import session_history as release_history
-from physreview.llm import track_calls
-from physreview.version import code_version
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int], None]

@@ -19,8 +19,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.llm import LLMError
 from ehr.fhir import tool_schemas
-from physreview.llm import LLMError
 from scenarios.generation import Candidate, enumerate_candidates, generate_session
 from scenarios.generation.llm_backend import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest

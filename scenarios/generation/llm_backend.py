@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ehr.fhir import TOOL_NAMES
-from physreview.llm import (
+from core.llm import (
     LLMClient,
     LLMConfig,
     LLMConfigError,
@@ -31,7 +30,8 @@ from physreview.llm import (
     get_client,
     role_config,
 )
-from physreview.llm.config import display_url
+from core.llm.config import display_url
+from ehr.fhir import TOOL_NAMES
 from scenarios.generation.common import PatientAnswer, fmt
 from scenarios.generation.gates import _grounding, check_session
 from scenarios.generation.llm_json import ask_json, unusable

@@ -13,10 +13,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from core.llm.toolnames import name_maps, outgoing
 from evaluation.executors import auto_processes, execute_run_in_processes
 from evaluation.models import EvalRun, TurnResult
 from evaluation.services import longest_first
-from physreview.llm.toolnames import name_maps, outgoing
 from scenarios.models import Session
 from tests.evaluation.conftest import make_sessions
 from tests.evaluation.test_runeval_openai import Script

@@ -15,8 +15,8 @@ from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
+from core.cachedb import AtomicDatabaseCache
 from physreview import throttle
-from physreview.cachedb import AtomicDatabaseCache
 from tests.databases import serves_concurrent_connections
 from tests.physreview.startup import print_settings
 
@@ -289,12 +289,12 @@ def test_throttle_environment_defaults_and_values(tmp_path):
     result = _start({}, tmp_path)
     assert result.returncode == 0, result.stderr
     # The database cache by default: every server process counts on the same rows.
-    assert result.stdout.split() == ["5", "900", "physreview.cachedb.AtomicDatabaseCache"]
+    assert result.stdout.split() == ["5", "900", "core.cachedb.AtomicDatabaseCache"]
     result = _start(
         {"LOGIN_FAILURE_LIMIT": "10", "LOGIN_FAILURE_WINDOW_SECONDS": "60", "CACHE_URL": "redis://127.0.0.1:6379/9"},
         tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["10", "60", "physreview.cacheredis.ReusedClientRedisCache"]
+    assert result.stdout.split() == ["10", "60", "core.cacheredis.ReusedClientRedisCache"]
     result = _start({"THROTTLE_CACHE_URL": "locmem://"}, tmp_path)
     assert result.stdout.split()[2] == "django.core.cache.backends.locmem.LocMemCache"

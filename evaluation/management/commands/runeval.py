@@ -1,4 +1,4 @@
-"""``manage.py runeval``: evaluate a model on the curated set (see README, "Evaluating a model")."""
+"""``manage.py runeval``: evaluate a model on the curated set (see docs/model-developers.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from core.llm import LLMConfigError
 from evaluation.endpoints import prepare_endpoints, record_endpoints
 from evaluation.executors import auto_processes, execute_run_in_processes, execute_run_on_workers
 from evaluation.models import EvalRun, EvalStatus
@@ -43,7 +44,6 @@ from evaluation.setup import (
     load_dataset,
     parts_for_run,
 )
-from physreview.llm import LLMConfigError
 
 BOTH = {"en": ("en",), "zh": ("zh",), "both": ("en", "zh")}
 VARIANTS = {"implicit": ("implicit",), "explicit": ("explicit",), "both": ("implicit", "explicit")}

@@ -22,17 +22,17 @@ from typing import Any
 import httpx2
 import openai
 
-from physreview.llm import cache as response_cache
-from physreview.llm.accounting import UsageAccumulator, note_failure, note_result
-from physreview.llm.config import LLMConfig, display_url, env_var_names, role_config
-from physreview.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
-from physreview.llm.prices import PriceTable, load_prices
-from physreview.llm.request import ToolsCache, build_request
-from physreview.llm.result import ChatResult, ParsedBody, parse_body
-from physreview.llm.retry import RetryPolicy, is_retryable_failure, says_unparseable
-from physreview.llm.toolnames import outgoing
+from core.llm import cache as response_cache
+from core.llm.accounting import UsageAccumulator, note_failure, note_result
+from core.llm.config import LLMConfig, display_url, env_var_names, role_config
+from core.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
+from core.llm.prices import PriceTable, load_prices
+from core.llm.request import ToolsCache, build_request
+from core.llm.result import ChatResult, ParsedBody, parse_body
+from core.llm.retry import RetryPolicy, is_retryable_failure, says_unparseable
+from core.llm.toolnames import outgoing
 
-log = logging.getLogger("physreview.llm")
+log = logging.getLogger("core.llm")
 
 _SECRET_PATTERNS = (re.compile(r"(?i)bearer\s+\S+"), re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"))
 _DETAIL_MAX = 300
@@ -79,7 +79,7 @@ class LLMClient:
         self._rand = rand
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._tools = ToolsCache()
-        # What the endpoint serves (model entry, chat template), set by physreview.llm.preflight: part of
+        # What the endpoint serves (model entry, chat template), set by core.llm.preflight: part of
         # the cache key, so a changed server behind the same URL and model name is not answered from cache.
         self.server_fingerprint = ""
         # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
@@ -257,7 +257,7 @@ class LLMClient:
                     # The SDK's transport and error mapping, but not ``chat.completions.create``: its
                     # type-driven ``maybe_transform`` walks every message and tool schema of every call
                     # (several ms, holding the GIL) and is the identity for the plain JSON we send. The
-                    # body goes as ready JSON (see physreview.llm.request: the tools are serialised once).
+                    # body goes as ready JSON (see core.llm.request: the tools are serialised once).
                     response = self._sdk.post(
                         "/chat/completions",
                         cast_to=httpx2.Response,
