@@ -18,7 +18,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from core.llm import track_calls
-from evaluation.agent import ToolRunner, run_turn, session_history
+from evaluation.agent import run_turn, session_history
 from evaluation.agents.base import Agent
 from evaluation.dataset import EvalDataset, EvalSession
 from evaluation.models import EvalRun, TurnResult
@@ -27,6 +27,7 @@ from evaluation.protocols import DEFAULT_PROTOCOL
 from evaluation.protocols.release import release_tools, run_release_turn
 from evaluation.protocols.release import session_history as release_history
 from evaluation.run_manifest import Progress, RunOptions
+from evaluation.tool_runner import ToolRunner
 from evaluation.turn_results import judge_trace, save_turn, unjudged
 
 log = logging.getLogger(__name__)
