@@ -22,7 +22,7 @@ from django.utils import timezone
 from core.llm import LLMError
 from ehr.fhir import tool_schemas
 from scenarios.generation import Candidate, enumerate_candidates, generate_session
-from scenarios.generation.llm_backend import LLMRoles
+from scenarios.generation.llm_roles import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest
 from scenarios.generation.reasons import attempt_records
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for

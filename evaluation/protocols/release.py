@@ -22,11 +22,13 @@ import json
 from typing import Any
 
 from ehr.fhir import tool_schemas
-from evaluation.agent import ToolRunner, TurnLog, TurnOutcome, _assistant_message
+from evaluation.agent import _assistant_message
 from evaluation.agents.base import Agent, AgentInfraError, AgentReply
 from evaluation.dataset import EvalSession, EvalTurn
 from evaluation.protocols import RELEASE_MAX_STEPS
 from evaluation.protocols.compact import compact_observation
+from evaluation.tool_runner import ToolRunner
+from evaluation.turn_log import TurnLog, TurnOutcome
 
 PROMPT_VERSION = "release-runner-1"
 NUDGE_ATTEMPTS = 3
