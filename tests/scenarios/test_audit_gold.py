@@ -64,9 +64,9 @@ def test_the_three_defects_and_nothing_else():
         {
             "kind": "changed",
             "resource": touched["edited_resource"],
-            "fact": "valueQuantity",
-            "stored": "0.8 mg/dL",
-            "now": "0.9 mg/dL",
+            "fact": "value",  # canonical facts (issue 33): the value; its unit is a fact of its own
+            "stored": "0.8",
+            "now": "0.9",
         }
     ]
     assert number["number"] == "6.3 mEq/L" and number["reason"] == "value"
@@ -274,6 +274,28 @@ LEX = Lexicon(
     ],
 )
 def test_premises_are_read_from_the_request(text, expected):
+    found = [
+        (p.kind, p.lookup, f"{p.value:f}", p.unit) for p in find_premises(text=text, lexicon=LEX) if p.kind != "date"
+    ]
+    assert found == expected
+
+
+# Issue 33's English phrasings (its list: "instead of X", "from X to Y", "currently on X", "increase/reduce …
+# to", "was given X"), written for this test; the proposal in the same sentence stays a proposal.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Order warfarin 5 mg daily instead of 2.5 mg.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Please write warfarin 5 mg rather than the 2.5 mg.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Reduce furosemide from 80 mg to 40 mg.", [("dose", "furosemide", "80", "mg")]),
+        ("She is currently on warfarin 2.5 mg; renew it.", [("dose", "warfarin", "2.5", "mg")]),
+        ("He was given 2.5 mg of warfarin last night; order the next dose.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Increase the warfarin to 7.5 mg.", []),
+        ("Switch from amiodarone to warfarin 5 mg.", []),
+        ("Start warfarin 5 mg in place of 2 mg.", [("dose", "warfarin", "2", "mg")]),
+    ],
+)
+def test_english_dose_premises(text, expected):
     found = [
         (p.kind, p.lookup, f"{p.value:f}", p.unit) for p in find_premises(text=text, lexicon=LEX) if p.kind != "date"
     ]
