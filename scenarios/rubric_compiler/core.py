@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
-from scenarios.rubric_compiler import rules_facts, rules_negation, rules_write
+from scenarios.rubric_compiler import rules_facts, rules_negation, rules_prose_write, rules_status, rules_write
 from scenarios.rubric_compiler.types import Candidate, Compiled, Outcome, Skip
 from scenarios.rubric_compiler.verbs import is_judgement
 
@@ -39,7 +39,9 @@ def attempt_language(
         return Skip("empty", "no text in this language")
     for rule in (
         lambda: rules_negation.negation_rule(text, lang=lang),
+        lambda: rules_prose_write.prose_write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
         lambda: rules_write.write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
+        lambda: rules_status.status_rule(text, lang=lang),
     ):
         if (found := rule()) is not None:
             return found
