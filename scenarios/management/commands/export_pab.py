@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-extension",
             action="store_true",
-            help="leave out PhysReview's 'physreview' field (an unedited imported record is then written byte for byte)",
+            help="leave out PhysReview's 'physreview' field (an unedited imported record is then written as read)",
         )
 
     def handle(self, *args: object, **options: object) -> None:
