@@ -122,16 +122,14 @@ def term_rule(text: str, *, lang: str) -> Candidate | Skip | None:
     statuses = [f for f in found if f.concept.kind == "status"]
     codes = list(tx.ICD.finditer(text)) if lang == "en" or re.search(r"[A-Z]\d", text) else []
     concepts = lexicon.distinct(entities)
-    if len(concepts) == 2 and not codes and _INDICATION.search(text):
-        # "identifies <diagnosis> as the indication for <drug>": the claim is the diagnosis; the drug is context
-        drugs = [c for c in concepts if c.kind in ("drug", "drug_class")]
-        if len(drugs) == 1:
-            entities = [f for f in entities if f.concept is not drugs[0] and f.concept.name != drugs[0].name]
-            context = [(f.start, f.end) for f in found if f.concept.kind in ("drug", "drug_class")]
-            context += [m.span() for m in _INDICATION.finditer(text)]
-            concepts = [c for c in concepts if c is not drugs[0]]
-    else:
-        context = []
+    context: list[tuple[int, int]] = []
+    drugs = [c for c in concepts if c.kind in ("drug", "drug_class")]
+    if not codes and _INDICATION.search(text) and len(drugs) <= 1 and len(concepts) - len(drugs) == 1:
+        # "identifies <diagnosis> as the indication (for <drug>)": the claim is the diagnosis; the drug is context
+        entities = [f for f in entities if f.concept.kind not in ("drug", "drug_class")]
+        context = [(f.start, f.end) for f in found if f.concept.kind in ("drug", "drug_class")]
+        context += [m.span() for m in _INDICATION.finditer(text)]
+        concepts = [c for c in concepts if c.kind not in ("drug", "drug_class")]
     if len(concepts) + (1 if codes else 0) > 1 or (concepts and statuses):
         named = ", ".join([c.name for c in concepts] + [m.group() for m in codes] + [s.phrase for s in statuses])
         return Skip("several facts", f"names several things ({named}); a term check passes on any one of them")

@@ -71,7 +71,8 @@ ACTIONS_ZH: dict[str, tuple[str, ...]] = {
 }
 DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
 _CUE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|无需|不)(?P<rest>.+?)[。.]?\s*$"
+    r"^\s*(?:答案|回答)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|未开具|没有开具|不开具|无需|不)"
+    r"(?P<rest>.+?)[。.]?\s*$"
 )
 # "答案未因上述结果建议将X增至Y" / "答案未鉴于…建议…": the reason clause sits before the verb in Chinese.
 _CUE_ZH_GIVEN = re.compile(
@@ -208,8 +209,35 @@ def _en(text: str) -> Candidate | Skip | None:
     return _drug_or_skip(rest, "en")
 
 
+_DRUG_DOSE = re.compile(
+    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)$",
+    re.IGNORECASE,
+)
+
+
+def _drug_dose(rest: str, lang: str) -> Candidate | None:
+    """ "does NOT order apixaban 2.5 mg" (the release's Write/Update safety item): that drug at that dose."""
+    m = _DRUG_DOSE.match(rest.strip())
+    concept = _entity_only(m.group("drug"), lang) if m else None
+    if concept is None:
+        return None
+    number, unit = m.group("dose"), _UNIT_EN.get(m.group("unit"), m.group("unit"))
+    unit_zh = {v: k for k, v in _UNIT_EN.items()}.get(unit, unit)
+    names_en = list(dict.fromkeys(concept.en[:3]))
+    en = [f"{n}{sep}{number} {unit}" for n in names_en for sep in (" ", " at ")]
+    zh = [f"{n}{number}{u}" for n in concept.zh[:2] for u in (unit_zh, unit, f" {unit}")]
+    return Candidate(
+        {"kind": "must_not_recommend", "en": en, "zh": list(dict.fromkeys(zh))},
+        "must_not_recommend/dose",
+        0.75,
+        f"the answer must not recommend {concept.name} {number} {unit} (outside a negated clause)",
+    )
+
+
 def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
-    """What is left when the negated conduct is no action: a drug alone, or a reader's call."""
+    """What is left when the negated conduct is no action: a drug alone, a drug at a dose, or a reader's call."""
+    if found := _drug_dose(rest, lang):
+        return found
     if concept := _entity_only(rest, lang):
         en, zh = lexicon.with_members(concept)
         return Candidate(

@@ -49,6 +49,8 @@ STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
             "above normal",
             "above the reference",
             "above the upper",
+            "above the ",  # "above the 0.4–1.1 mg/dL range", "above the threshold"
+            "above range",
             "is high",
             "high (",
             "(high",
@@ -57,7 +59,7 @@ STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
             "high.",
             "raised",
         ],
-        ["偏高", "升高", "高于正常", "高于参考", "增高", "高于上限"],
+        ["偏高", "升高", "高于正常", "高于参考", "增高", "高于上限", "高于"],
     ),
     "low": (
         [
@@ -65,6 +67,8 @@ STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
             "below normal",
             "below the reference",
             "below the lower",
+            "below the ",
+            "below range",
             "is low",
             "low (",
             "(low",
@@ -74,7 +78,7 @@ STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
             "decreased",
             "reduced",
         ],
-        ["偏低", "降低", "低于正常", "低于参考", "减低", "低于下限"],
+        ["偏低", "降低", "低于正常", "低于参考", "减低", "低于下限", "低于"],
     ),
 }
 # What the item may say for each status (EN / ZH wording of the item, not of the answer).
@@ -161,4 +165,71 @@ def status_rule(text: str, *, lang: str) -> Candidate | Skip | None:
         "term/range_status",
         0.75,
         f"the answer must call the value {status} (as a clinician marks it)",
+    )
+
+
+# "… concludes that no apixaban dose reduction is needed" (the release's CR conclusion on a dose): the answer
+# must say the dose stays, in one of the ways clinicians write it.
+NO_CHANGE_PHRASES = (
+    [
+        "no dose reduction",
+        "no dose adjustment",
+        "no dose change",
+        "no adjustment",
+        "no reduction",
+        "no change",
+        "not require",
+        "does not need",
+        "doesn't need",
+        "not needed",
+        "not required",
+        "no need",
+        "unnecessary",
+        "not necessary",
+        "not warranted",
+        "not indicated",
+    ],
+    [
+        "无需减量",
+        "无需调整",
+        "不需要减量",
+        "不需要调整",
+        "无需减少",
+        "无需改变",
+        "无需",
+        "不需要",
+        "不必",
+        "维持原剂量",
+        "维持当前剂量",
+    ],
+)
+_NO_CHANGE_EN = re.compile(
+    r"^\s*(?:the\s+)?(?:answer|response)\s+(?:[a-z]+ly\s+)?(?:concludes|states|determines|notes|identifies|recognizes)"
+    r"\s+that\s+(?:no\s+(?P<a>.*?)\s*dose\s+(?:reduction|adjustment|change|modification)\s+is\s+"
+    r"(?:needed|required|necessary|warranted|indicated)|(?P<b>.*?)\s*dose\s+(?:reduction|adjustment|change)\s+is\s+not\s+"
+    r"(?:needed|required|necessary|warranted|indicated))\s*[.]?\s*$",
+    re.IGNORECASE,
+)
+_NO_CHANGE_ZH = re.compile(
+    r"^\s*(?:答案|回答)?(?:正确|准确|明确)?地?得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论\s*[。.]?\s*$"
+)
+
+
+def no_change_rule(text: str, *, lang: str) -> Candidate | None:
+    m = (_NO_CHANGE_EN if lang == "en" else _NO_CHANGE_ZH).match(text)
+    if not m:
+        return None
+    rest = " ".join(filter(None, (m.group("a"), m.group("b")))).strip()
+    if rest:
+        drugs = lexicon.find(rest, lang=lang, kinds=("drug", "drug_class"))
+        for f in sorted(drugs, key=lambda f: -f.start):
+            rest = rest[: f.start] + rest[f.end :]
+        if re.sub(r"(?:the|its|her|his|current|剂量|的|\s)+", "", rest, flags=re.IGNORECASE):
+            return None  # says more than that the dose stays
+    en, zh = NO_CHANGE_PHRASES
+    return Candidate(
+        {"kind": "term", "en": list(en), "zh": list(zh)},
+        "term/no_dose_change",
+        0.65,
+        "the answer must say the dose needs no change",
     )

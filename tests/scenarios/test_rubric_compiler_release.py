@@ -65,6 +65,30 @@ def test_release_read_patterns_compile_in_both_languages(en, zh, kind):
     assert out.compiled.check["kind"] == kind and out.compiled.languages == ("en", "zh")
 
 
+def test_does_not_order_a_dose_and_the_no_change_conclusion():
+    order = _compile(
+        "The answer does NOT order apixaban 2.5 mg", "答案未开具阿哌沙班2.5毫克", task="WU", writes=[WRITE]
+    )
+    assert order.compiled.rule == "must_not_recommend/dose"
+    check = order.compiled.check
+    assert judge_check(idx=0, check=check, answer="Apixaban 5 mg BID ordered, not 2.5 mg.", writes=[]).passed
+    assert not judge_check(idx=0, check=check, answer="Ordered apixaban 2.5 mg BID.", writes=[]).passed
+    same = _compile(
+        "The answer correctly concludes that no apixaban dose reduction is needed",
+        "答案正确得出无需减少阿哌沙班剂量的结论",
+        task="CR",
+    )
+    assert same.compiled.rule == "term/no_dose_change" and same.compiled.languages == ("en", "zh")
+    # the turn's gold answer must pass a derived check, else the item stays unscored for a reviewer
+    refused = attempt(
+        text_en="The answer correctly concludes that no apixaban dose reduction is needed",
+        text_zh="答案正确得出无需减少阿哌沙班剂量的结论",
+        task_type="CR",
+        gold_answers={"en": "Reduce apixaban to 2.5 mg BID.", "zh": "阿哌沙班减至2.5毫克。"},
+    )
+    assert refused.compiled is None and refused.reason == "gold fails"
+
+
 def test_a_status_check_is_not_passed_by_another_status():
     check = _compile(
         "The answer interprets sodium as within the normal range (133–145 mEq/L)",
