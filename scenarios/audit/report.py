@@ -98,6 +98,8 @@ def totals_line(totals: dict[str, Any], *, bounds: str) -> str:
     return (
         f"gold audit ({bounds} bounds): {totals['sessions']} session(s), {totals['turns']} turn(s); "
         f"EHR calls {totals['reproduced']}/{totals['calls']} reproduced{pct}, {totals['differs']} differ, "
+        f"{totals.get('representation', 0)} with representation-only differences (ids, references, one-sided "
+        "fields), "
         f"{totals['leaks']} leak(s); {totals['not_reexecuted']} patient/write/control step(s) not re-executed; "
         f"{totals['untraced']} untraced number(s) ({totals.get('knowledge', 0)} traced to the knowledge table); "
         f"{totals['premises']} possible false premise(s)"

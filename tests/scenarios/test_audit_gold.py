@@ -386,3 +386,26 @@ def test_import_pab_runs_the_audit(capsys):
     assert "gold audit (strict bounds): 3 session(s)" in out
     imported = Session.objects.filter(record_id__in=["med_safety_0", "diagnostic_workup_3", "discharge_planning_7"])
     assert GoldAudit.objects.filter(turn__session__in=imported).count() == sum(s.turns.count() for s in imported)
+
+
+# Issue 33: numbers of guideline thresholds and score points, cases written for this test.
+@pytest.mark.parametrize(
+    ("text", "number", "entry"),
+    [
+        (
+            "Apixaban dose reduction needs two of age ≥80, weight ≤60 kg, creatinine ≥1.5 mg/dL.",
+            "60 kg",
+            "apixaban_dosing",
+        ),
+        ("Avoid apixaban if CrCl is 15–29 mL/min without review.", "29 mL/min", "apixaban_dosing"),
+        ("CHA₂DS₂-VASc: age ≥75 scores 2 points.", "75", "cha2ds2_vasc"),
+        ("Her weight is 60 kg.", "60 kg", None),  # no entry named in the sentence: a patient value, untraced
+        ("Apixaban was given at 7 mg.", "7 mg", None),  # named, but not one of the label's constants
+    ],
+)
+def test_threshold_numbers_are_traced_to_the_knowledge_table(text, number, entry):
+    from scenarios.audit import knowledge
+
+    (token,) = [t for t in tokenize(text).numbers if f"{t.text} {t.unit or ''}".strip() == number]
+    found = knowledge.trace(text=text, number=token)
+    assert (found.key if found else None) == entry
