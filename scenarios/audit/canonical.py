@@ -57,7 +57,7 @@ def _get(node: Any, *path: str | int) -> Any:
 def _quantity(node: Any) -> tuple[str, str] | None:
     if not isinstance(node, dict) or node.get("value") is None:
         return None
-    return normalise_number(node["value"]), _text(node.get("unit") or node.get("code") or "")
+    return normalise_number(node["value"]), _SPACE.sub(" ", str(node.get("unit") or node.get("code") or "")).strip()
 
 
 def _codes(concept: Any) -> list[str]:
@@ -266,8 +266,13 @@ def compare_canonical(*, stored: Canonical, fresh: Canonical) -> Comparison:
         if stored.ids[key] != fresh.ids[key]:
             notes.add("id scheme")
         for fact in sorted(a.keys() & b.keys()):
-            if a[fact] != b[fact]:
-                out.append(Difference("changed", label, fact, a[fact], b[fact]))
+            same = a[fact].casefold() == b[fact].casefold() if fact.endswith(".unit") else a[fact] == b[fact]
+            if not same:
+                # a value is shown with its unit, as a reviewer reads it ("0.8 mg/dL → 0.9 mg/dL")
+                unit_a, unit_b = a.get(f"{fact}.unit", ""), b.get(f"{fact}.unit", "")
+                out.append(
+                    Difference("changed", label, fact, f"{a[fact]} {unit_a}".strip(), f"{b[fact]} {unit_b}".strip())
+                )
         notes.update(f"{fact} only stored" for fact in a.keys() - b.keys())
         notes.update(f"{fact} only re-executed" for fact in b.keys() - a.keys())
     return Comparison(out, sorted(notes))

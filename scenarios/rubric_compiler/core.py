@@ -18,6 +18,10 @@ from scenarios.rubric_compiler.verbs import is_judgement
 from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
 
 LANGS = ("en", "zh")
+# Skip reasons that say what an item asks for is more than a check: the other language's check cannot stand.
+OBJECTIONS = frozenset(
+    {"partial", "judgement", "several values", "several facts", "comparison", "negated conduct", "conflict"}
+)
 WRITE_TOOLS = ("MedicationRequest.create", "ServiceRequest.create", "Flag.create")
 
 
@@ -135,10 +139,15 @@ def attempt(
     en, zh = per["en"], per["zh"]
     if isinstance(en, Candidate) and isinstance(zh, Candidate):
         chosen, languages = _combine(en, zh), ("en", "zh")
-    elif isinstance(en, Candidate):
-        chosen, languages = en, ("en",)
-    elif isinstance(zh, Candidate):
-        chosen, languages = zh, ("zh",)
+    elif isinstance(en, Candidate) or isinstance(zh, Candidate):
+        # One wording compiles. The release's Chinese item translates the English one (semantics file §3): when
+        # the other wording says the item asks for more than the check (partial, judgement …), they disagree
+        # and the strict reading wins; a wording our lexicon cannot read ("no pattern") does not object.
+        other, lang = (zh, "zh") if isinstance(en, Candidate) else (en, "en")
+        if other.reason in OBJECTIONS:
+            reason = f"the {lang.upper()} wording objects ({other.reason}: {other.explanation})"
+            return Outcome(None, "languages disagree", reason, per)
+        chosen, languages = (en, ("en",)) if isinstance(en, Candidate) else (zh, ("zh",))
     else:
         first = en if en.reason != "empty" else zh
         return Outcome(None, first.reason, first.explanation, per)

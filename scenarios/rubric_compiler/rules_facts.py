@@ -31,7 +31,7 @@ GENERIC_EN = frozenset(
     """
     diagnosis diagnoses drug drugs medication medications medicine organism organisms pathogen allergy allergies
     symptom symptoms history finding findings cause culture cultures principal primary secondary main known
-    underlying coded order orders status report reported reports prescribed home character nature type
+    underlying coded order orders status report reported reports prescribed home character nature type route
     """.split()  # noqa: SIM905
 )
 STATUS_FILLER_EN = frozenset(

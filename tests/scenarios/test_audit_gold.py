@@ -65,8 +65,8 @@ def test_the_three_defects_and_nothing_else():
             "kind": "changed",
             "resource": touched["edited_resource"],
             "fact": "value",  # canonical facts (issue 33): the value; its unit is a fact of its own
-            "stored": "0.8",
-            "now": "0.9",
+            "stored": "0.8 mg/dL",
+            "now": "0.9 mg/dL",
         }
     ]
     assert number["number"] == "6.3 mEq/L" and number["reason"] == "value"

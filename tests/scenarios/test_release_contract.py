@@ -63,7 +63,7 @@ def test_a_changed_value_or_status_is_still_a_difference(patient):
     labs = copy.deepcopy(GOLD[4]["observation"])
     labs["entry"][0]["resource"]["valueQuantity"]["value"] = 1.4
     diffs = _compare(GOLD[4], stored=labs).differences
-    assert [(d.kind, d.fact, d.stored, d.now) for d in diffs] == [("changed", "value", "1.4", "1.3")]
+    assert [(d.kind, d.fact, d.stored, d.now) for d in diffs] == [("changed", "value", "1.4 mg/dL", "1.3 mg/dL")]
     orders = copy.deepcopy(GOLD[6]["observation"])
     orders["entry"][0]["resource"]["status"] = "active"
     assert [(d.fact, d.stored, d.now) for d in _compare(GOLD[6], stored=orders).differences] == [
