@@ -173,6 +173,25 @@ def _procedure(res: dict[str, Any]) -> tuple[str, dict[str, str]]:
     return f"{_concept(res.get('code'))}@{hadm}", {}
 
 
+def _care_plans(res: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """One entry per (note, category): the release writes a CarePlan per discharge-note section, we one per note
+    with its categories; a category is the same fact however many sections carry it."""
+    note = _NOTE_ID.search(str(res.get("id", "")))
+    key = note.group(0) if note else str(res.get("id", ""))
+    facts: dict[str, str] = {}
+    _put(facts, "status", res.get("status"))
+    cats = sorted({c for cat in res.get("category") or [] for c in [*_codes(cat), _text(_get(cat, "text"))] if c})
+    names = [c for c in cats if c in ("discharge-planning", "followup", "treatment")] or cats or [""]
+    return [(f"{key}|{name}", facts) for name in names]
+
+
+def _allergy(res: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """What the patient is allergic to (the release numbers its one entry, we key it by the note)."""
+    facts: dict[str, str] = {}
+    _put(facts, "clinical_status", ",".join(_codes(res.get("clinicalStatus"))))
+    return _text(_get(res, "code", "text")), facts
+
+
 def _other(res: dict[str, Any]) -> tuple[str, dict[str, str]]:
     """CarePlan, AllergyIntolerance, simulated writes: the note behind them, else the id."""
     match = _NOTE_ID.search(str(res.get("id", "")))
@@ -189,7 +208,10 @@ _BY_TYPE = {
     "Encounter": _encounter,
     "Patient": _patient,
     "Procedure": _procedure,
+    "AllergyIntolerance": _allergy,
 }
+# Types whose resources repeat one fact per part: merged, not numbered
+_SETS = {"CarePlan": _care_plans}
 
 
 @dataclass
@@ -224,6 +246,11 @@ def canonical(result: Any) -> Canonical | None:
     out = Canonical()
     for res in resources:
         kind = res.get("resourceType", "Resource")
+        if kind in _SETS:
+            for identity, facts in _SETS[kind](res):
+                out.resources.setdefault(f"{kind}|{identity}", facts)
+                out.ids.setdefault(f"{kind}|{identity}", str(res.get("id", "")))
+            continue
         identity, facts = _BY_TYPE.get(kind, _other)(res)
         key = f"{kind}|{identity}"
         n = 1

@@ -109,6 +109,38 @@ def tables() -> dict[str, list[dict[str, object]]]:
             _emar(2, "Apixaban", "2190-03-12 21:10:00", "Not Given"),
             _emar(3, "Furosemide", "2190-03-11 08:20:00", "Administered"),
         ],
+        "icustays": [
+            {
+                "subject_id": SUBJECT,
+                "hadm_id": CURRENT,
+                "stay_id": 39000001,
+                "first_careunit": "Cardiac Vascular Intensive Care Unit (CVICU)",
+                "last_careunit": "Cardiac Vascular Intensive Care Unit (CVICU)",
+                "intime": "2190-03-11 02:00:00",
+                "outtime": "2190-03-15 12:00:00",
+                "los": 4.4,
+            }
+        ],
+        "chartevents": [
+            _vital(220045, "2190-03-12 08:00:00", 88),
+            _vital(220045, "2190-03-13 08:00:00", 92),
+            _vital(220045, "2190-03-15 08:00:00", 76),  # after the session date
+            _vital(220179, "2190-03-13 08:00:00", 128),
+        ],
+        "discharge": [
+            _note("19000001-DS-1", PRIOR, "DS", "2189-08-05 14:00:00", PRIOR_NOTE),
+            _note("19000001-DS-2", CURRENT, "DS", "2190-03-16 13:00:00", CURRENT_NOTE),  # written after the date
+        ],
+        "radiology": [
+            _note(
+                "19000001-RR-5",
+                CURRENT,
+                "RR",
+                "2190-03-11 10:00:00",
+                "EXAMINATION: CHEST (PA AND LAT)\nFINDINGS: Mild interstitial edema, small effusions.\n"
+                "IMPRESSION: Mild pulmonary edema.",
+            ),
+        ],
         "procedures_icd": [
             {
                 "subject_id": SUBJECT,
@@ -136,6 +168,46 @@ def _rx(hadm: int, drug: str, start: str, stop: str | None, dose: str, unit: str
         "dose_unit_rx": unit,
         "doses_per_24_hrs": per_day,
         "route": route,
+    }
+
+
+PRIOR_NOTE = (
+    "Name:  ___\n \nAllergies: \nNo Known Allergies / Adverse Drug Reactions\n \nChief Complaint:\npalpitations\n"
+    " \nDischarge Instructions:\nTake your metoprolol twice a day.\n \nFollowup Instructions:\nCardiology in 2 weeks\n"
+)
+CURRENT_NOTE = (
+    "Name:  ___\n \nAllergies: \nPenicillins\n \nChief Complaint:\nshortness of breath\n \n"
+    "Discharge Condition:\nMental Status: Clear and coherent.\n \nDischarge Instructions:\n"
+    "Weigh yourself every morning.\n \nFollowup Instructions:\nHeart failure clinic in 1 week\n"
+)
+
+
+def _vital(itemid: int, when: str, value: float) -> dict:
+    return {
+        "subject_id": SUBJECT,
+        "hadm_id": CURRENT,
+        "stay_id": 39000001,
+        "caregiver_id": 1234,
+        "charttime": when,
+        "storetime": when,
+        "itemid": itemid,
+        "value": str(value),
+        "valuenum": value,
+        "valueuom": "bpm" if itemid == 220045 else "mmHg",
+        "warning": 0,
+    }
+
+
+def _note(note_id: str, hadm: int, kind: str, when: str, text: str) -> dict:
+    return {
+        "note_id": note_id,
+        "subject_id": SUBJECT,
+        "hadm_id": hadm,
+        "note_type": kind,
+        "note_seq": 1,
+        "charttime": when,
+        "storetime": when,
+        "text": text,
     }
 
 
@@ -169,6 +241,26 @@ def dictionaries() -> dict[str, list[dict[str, object]]]:
             {"icd_code": "I4891", "icd_version": 10, "long_title": "Unspecified atrial fibrillation"},
             {"icd_code": "N179", "icd_version": 10, "long_title": "Acute kidney failure, unspecified"},
             {"icd_code": "I10", "icd_version": 10, "long_title": "Essential (primary) hypertension"},
+        ],
+        "d_items": [
+            {
+                "itemid": 220045,
+                "label": "Heart Rate",
+                "abbreviation": "HR",
+                "linksto": "chartevents",
+                "category": "Routine Vital Signs",
+                "unitname": "bpm",
+                "param_type": "Numeric",
+            },
+            {
+                "itemid": 220179,
+                "label": "Non Invasive Blood Pressure systolic",
+                "abbreviation": "NBPs",
+                "linksto": "chartevents",
+                "category": "Routine Vital Signs",
+                "unitname": "mmHg",
+                "param_type": "Numeric",
+            },
         ],
         "d_icd_procedures": [
             {"icd_code": "B246ZZZ", "icd_version": 10, "long_title": "Ultrasonography of heart, invented title"},
