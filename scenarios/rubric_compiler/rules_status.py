@@ -205,7 +205,8 @@ NO_CHANGE_PHRASES = (
 )
 _NO_CHANGE_EN = re.compile(
     r"^\s*(?:the\s+)?(?:answer|response)\s+(?:[a-z]+ly\s+)?(?:concludes|states|determines|notes|identifies|recognizes)"
-    r"\s+that\s+(?:no\s+(?P<a>.*?)\s*dose\s+(?:reduction|adjustment|change|modification)\s+is\s+"
+    # "concludes (that) no metformin (dose) adjustment is needed" (the release's rubric prompt writes it so)
+    r"\s+(?:that\s+)?(?:no\s+(?P<a>.*?)\s*(?:dose\s+)?(?:reduction|adjustment|change|modification)\s+is\s+"
     r"(?:needed|required|necessary|warranted|indicated)|(?P<b>.*?)\s*dose\s+(?:reduction|adjustment|change)\s+is\s+not\s+"
     r"(?:needed|required|necessary|warranted|indicated))\s*[.]?\s*$",
     re.IGNORECASE,

@@ -79,6 +79,11 @@ def test_does_not_order_a_dose_and_the_no_change_conclusion():
         task="CR",
     )
     assert same.compiled.rule == "term/no_dose_change" and same.compiled.languages == ("en", "zh")
+    # the example of the release's rubric prompt itself
+    prompt = _compile(
+        "The answer concludes no metformin adjustment is needed", "答案得出无需调整二甲双胍剂量的结论", task="CR"
+    )
+    assert prompt.compiled.rule == "term/no_dose_change"
     # the turn's gold answer must pass a derived check, else the item stays unscored for a reviewer
     refused = attempt(
         text_en="The answer correctly concludes that no apixaban dose reduction is needed",
