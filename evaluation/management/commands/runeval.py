@@ -26,7 +26,7 @@ from evaluation.protocols import (
     default_max_steps,
 )
 from evaluation.protocols import check_options as check_protocol_options
-from evaluation.reports import build_summary, summary_table, write_outputs
+from evaluation.reports import build_summary, summary_table, unscored_notice, write_outputs
 from evaluation.services import (
     RunOptions,
     create_run,
@@ -346,6 +346,8 @@ class Command(BaseCommand):
             from rich.console import Console
 
             Console(file=self.stdout._out, width=160).print(summary_table(summary))
+            if notice := unscored_notice(summary):
+                self.stdout.write(notice)
             errs = summary["errors"]
             by_kind = f" {errs['infra']}" if errs["infra"] else ""
             self.stdout.write(
