@@ -84,7 +84,7 @@ def broker_url():
     if not url:
         if os.environ.get("PHYSREVIEW_REQUIRE_SERVICES"):
             pytest.fail("PHYSREVIEW_REQUIRE_SERVICES is set but CELERY_BROKER_URL is not (a local Redis)")
-        pytest.skip("needs a broker: CELERY_BROKER_URL is not set (a real Celery worker on Redis)")
+        pytest.skip("needs Redis: CELERY_BROKER_URL is not set (the Celery worker and Redis cache tests use it)")
     try:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.exceptions.ConnectionError as exc:
