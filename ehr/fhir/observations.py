@@ -424,6 +424,9 @@ def observation_search(*, args: dict[str, Any], context: ToolContext) -> dict[st
         found, total = _search_vitals(args=args, context=context, strict=True)
     elif category == "microbiology":
         found, total = search_micro(args=args, context=context)
+    elif context.bounds == "release":
+        # the release searches labs for any category but vitals, no category included (semantics file §1)
+        found, total = _search_labs(args=args, context=context, strict=False)
     else:
         found, total = [], 0
         for search in (_search_labs, _search_vitals):
