@@ -264,3 +264,20 @@ def stale_twins(post: QueryDict, fields: dict[str, Any]) -> list[tuple[str, str]
         for name, value in orig_twins(fields).items()
         if name in post and _norm(post[name]) != _norm(value)
     ]
+
+
+class PostedEditorForm:
+    """The editor (or merge) form of one request, read against the content it was drawn from: what the review
+    services need of it (:class:`annotations.services.screen_actions.PostedEditor`)."""
+
+    def __init__(self, post: QueryDict) -> None:
+        self.post = post
+
+    def changes(self, *, start: dict[str, Any]) -> dict[str, Any]:
+        return changes_from_post(self.post, start=start)
+
+    def merged(self, *, base: dict[str, Any]) -> dict[str, Any]:
+        return merged_from_post(self.post, base=base)
+
+    def keeps_editor(self, *, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        return keeps_editor(self.post, before=before, after=after)
