@@ -19,7 +19,9 @@ from django.db.models import Count, F, Max, Q, QuerySet
 
 from annotations.models import Adjudication, Review, Revision, Snapshot, SnapshotItem, TurnState
 from annotations.snapshots.errors import SnapshotError
+from annotations.snapshots.integrity import InconsistentRecord, describe
 from annotations.snapshots.rows import flat_source_json
+from scenarios.gold_answer import answer_mismatches
 from scenarios.models import Scenario, Session, Turn
 from scenarios.pab import dumps_record, session_to_record
 from scenarios.selectors import sessions_for_export
@@ -141,8 +143,14 @@ def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) ->
 
 
 def _item(*, snapshot: Snapshot, session: Session) -> SnapshotItem:
-    line = dumps_record(session_to_record(session))
     turns = sorted(session.turns.all(), key=lambda t: t.index)
+    # Checked again while freezing: the content may have changed since start_snapshot looked.
+    for turn in turns:
+        if problems := answer_mismatches(turn=turn):
+            raise InconsistentRecord(
+                "refusing to freeze: " + describe(record_id=session.record_id, index=turn.index, problems=problems)
+            )
+    line = dumps_record(session_to_record(session))
     return SnapshotItem(
         snapshot=snapshot,
         record_id=session.record_id,

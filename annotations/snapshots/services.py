@@ -24,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
-from annotations.snapshots import card, freeze, manifest
+from annotations.snapshots import card, freeze, integrity, manifest
 from annotations.snapshots.errors import EmptySelection, SnapshotError
 from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
 from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
@@ -56,6 +56,7 @@ def start_snapshot(
         raise SnapshotError(f"unknown EHR provenance {ehr_provenance!r} (use {', '.join(card.PROVENANCE)})")
     if not freeze.curated_sessions(filters=filters).exists():
         raise EmptySelection(f"no session has all its turns approved for these filters ({_describe(filters)})")
+    integrity.refuse_inconsistent(session_ids=freeze.curated_sessions(filters=filters).values_list("pk", flat=True))
     filters["ehr_provenance"] = ehr_provenance
     for attempt in range(5):
         try:

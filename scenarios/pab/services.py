@@ -24,6 +24,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 from tqdm import tqdm
 
+from scenarios.gold_answer import apply_gold_answer
 from scenarios.models import Backend, GenerationRun, GoldStep, RubricItem, RunStatus, Scenario, Session, Source, Turn
 from scenarios.pab.errors import PabArgumentError, PabRecordError
 from scenarios.pab.reader import read_lines
@@ -160,8 +161,12 @@ def write_record(*, parsed: ParsedRecord, run: GenerationRun | None, run_index: 
     items: list[RubricItem] = []
     for index, parsed_turn in enumerate(parsed.turns):
         # One INSERT per turn (4 per session) so the pk is known on every database.
-        turn = Turn.objects.create(session=session, index=index, **parsed_turn.fields)
-        steps += [GoldStep(turn=turn, **vars(s)) for s in parsed_turn.steps]
+        turn = Turn(session=session, index=index, **parsed_turn.fields)
+        turn_steps = [GoldStep(turn=turn, **vars(s)) for s in parsed_turn.steps]
+        # The conversation's answer is the gold answer; the prepare_to_answer observations follow it.
+        apply_gold_answer(turn=turn, steps=turn_steps, answer_en=turn.answer_en, answer_zh=turn.answer_zh)
+        turn.save()
+        steps += turn_steps
         items += [RubricItem(turn=turn, **vars(r)) for r in parsed_turn.rubric]
     GoldStep.objects.bulk_create(steps)
     RubricItem.objects.bulk_create(items)  # checks were validated by parse_record
