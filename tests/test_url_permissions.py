@@ -27,7 +27,7 @@ from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
 from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
 from physreview import access
-from tests.annotations.conftest import make_user
+from tests.annotations.conftest import approve_as_is, make_user
 from tests.evaluation.factories import turn_result
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
@@ -199,7 +199,7 @@ def world(demo_cohort, settings, tmp_path):
     CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
     settings.VAR_DIR = tmp_path  # snapshot files
     approved = complete_session()
-    approved.turns.update(status=TurnState.APPROVED)
+    approve_as_is(approved.turns.all())
     create_snapshot(user=admin)
     return {
         "users": {

@@ -297,6 +297,10 @@ class EditSerializer(_ActionSerializer):
     )
 
 
+class ConfirmSerializer(_ActionSerializer):
+    """Confirm or revert an edit of an approved turn: base_version is the edited version you looked at."""
+
+
 class GateWarningSerializer(serializers.Serializer):
     gate = serializers.CharField()
     message = serializers.CharField()

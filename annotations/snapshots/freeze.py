@@ -15,9 +15,9 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
-from annotations.models import Adjudication, Review, Revision, Snapshot, SnapshotItem, TurnState
+from annotations.models import Adjudication, Review, Revision, Snapshot, SnapshotItem, TurnApproval, TurnState
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.integrity import InconsistentRecord, describe
 from annotations.snapshots.rows import flat_source_json
@@ -50,11 +50,15 @@ def normalize_filters(
 
 
 def curated_sessions(*, filters: dict[str, list[Any]]) -> QuerySet[Session]:
-    """Sessions whose turns are all approved (and complete in the chosen languages), matching the filters."""
-    qs = Session.objects.annotate(
-        n_turns=Count("turns", distinct=True),
-        n_approved=Count("turns", filter=Q(turns__status=TurnState.APPROVED), distinct=True),
-    ).filter(n_turns__gt=0, n_turns=F("n_approved"))
+    """Sessions whose turns are all approved *at their current version* (an edit after approval takes the
+    session out until it is confirmed) and complete in the chosen languages, matching the filters."""
+    approved_now = TurnApproval.objects.filter(turn_id=OuterRef("pk"), version=OuterRef("version"))
+    unapproved = Turn.objects.exclude(status=TurnState.APPROVED) | Turn.objects.filter(~Exists(approved_now))
+    qs = (
+        Session.objects.annotate(n_turns=Count("turns", distinct=True))
+        .filter(n_turns__gt=0)
+        .exclude(pk__in=unapproved.values("session_id"))
+    )
     if filters["scenarios"]:
         qs = qs.filter(scenario__in=filters["scenarios"])
     if filters["tiers"]:
@@ -95,6 +99,17 @@ def _review_facts(*, turn_ids: list[int]) -> dict[int, dict[str, Any]]:
     adjudications = Adjudication.objects.filter(turn_id__in=turn_ids).order_by("turn_id", "created", "pk")
     for turn_id, username in adjudications.values_list("turn_id", "adjudicator__username"):
         facts[turn_id]["adjudicator"] = username
+    # Who approved which version: the approval of the version frozen (the latest one, by curation).
+    approvals = TurnApproval.objects.filter(turn_id__in=turn_ids).order_by("turn_id", "version")
+    for turn_id, version, via, approvers, created in approvals.values_list(
+        "turn_id", "version", "via", "approvers", "created"
+    ):
+        facts[turn_id]["approval"] = {
+            "version": version,
+            "via": via,
+            "approvers": approvers,
+            "approved_at": created.isoformat(),
+        }
     for fact in facts.values():
         fact["reviewers"].sort()
     return facts

@@ -150,6 +150,7 @@ def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
             "counts": {k: v for k, v in stats.items() if k != "turn_pks"},
             "files": files,
             **manifest.build_provenance(),
+            "approvals": manifest.approvals(snapshot=snapshot),
         }
         snapshot.content_sha256 = content_sha256(files)
         snapshot.card_markdown = card.render(snapshot=snapshot, stats=stats)

@@ -10,7 +10,8 @@ import pytest
 from annotations.models import ImmutableSnapshot, Snapshot, SnapshotItem, SnapshotStatus
 from annotations.snapshots import selectors, services
 from annotations.snapshots.errors import EmptySelection, SnapshotError
-from scenarios.models import Turn
+from scenarios.models import GoldStep, Turn
+from tests.annotations.conftest import approve_as_is
 from tests.annotations.snapshots.conftest import approve_directly
 from tests.scenarios.factories import complete_session
 
@@ -65,6 +66,8 @@ def test_frozen_content_survives_later_edits(curated, people, var_dir):
     before = {f["name"]: f["sha256"] for f in snap.manifest["files"]}
     turn = curated["approved"][0].turns.get(index=0)
     Turn.objects.filter(pk=turn.pk).update(answer_en="edited later", version=turn.version + 1)
+    GoldStep.objects.filter(turn=turn, tool="prepare_to_answer").update(observation="edited later")
+    approve_as_is(Turn.objects.filter(pk=turn.pk))  # the edit confirmed (issue 32: approval per version)
     out = var_dir / "re"
     out.mkdir()
     files = services.export_snapshot(snapshot=snap, formats="all", out_dir=out)
