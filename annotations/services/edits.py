@@ -101,6 +101,8 @@ def _save(
         locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
         current = tc.snapshot(turn=locked)
         mine = tc.apply_changes(base=current, changes=changes)  # validates before anything is stored
+        # What the calls returned before this save: the evidence gate names a step whose result changed.
+        previous = {s.idx: s.observation for s in locked.steps.all()}
         if locked.version != base_version:
             # Commit the conflict rows (the attempt is kept), then tell the caller.
             conflict = _store_conflict(turn=locked, user=user, mine=mine, base_version=base_version, reason=reason)
@@ -118,7 +120,7 @@ def _save(
     if conflict is not None:
         raise conflict
     turn.refresh_from_db()
-    return turn, revisions, turn_warnings(turn=turn, content=tc.snapshot(turn=turn))
+    return turn, revisions, turn_warnings(turn=turn, content=tc.snapshot(turn=turn), previous=previous)
 
 
 def save_turn_edit(

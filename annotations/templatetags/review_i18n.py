@@ -186,6 +186,7 @@ CODES["gate"] = {
     "untranslated": gettext_lazy("untranslated English"),
     "machine_text": gettext_lazy("machine wording"),
     "self_rubric": gettext_lazy("answer against its own rubric"),
+    "evidence": gettext_lazy("answer against the current gold evidence"),
 }
 CODES["judge"] = {
     "rules": gettext_lazy("rules judge"),
