@@ -425,3 +425,7 @@ class SnapshotCreateSerializer(serializers.Serializer):
         default="undeclared",
         help_text="origin of the EHR store, for the dataset card's data-use note",
     )
+    force = serializers.BooleanField(
+        default=False,
+        help_text="a new version even if its content equals the latest snapshot's (else 409 duplicate_snapshot)",
+    )

@@ -37,6 +37,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         401: "not authenticated (send `Authorization: Token <key>` or log in)",
         403: "authenticated but not allowed",
         404: "no such object, or not visible to you",
+        409: "a conflict with the current state (e.g. duplicate_snapshot: the content equals the latest snapshot's)",
     }
     return {code: OpenApiResponse(s.ErrorSerializer, description=described[code]) for code in codes}
 
@@ -216,7 +217,6 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
             )
         return self._result(turn, review=review, warnings=review.gate_warnings)
 
-
     @extend_schema(
         summary="Confirm an edit of an approved turn (adjudicators/admins other than the editor)",
         description="The turn is in needs_confirmation (edited after approval); its current version becomes "
@@ -249,6 +249,7 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
             )
         turn.refresh_from_db()
         return self._result(turn, changed=[])
+
 
 @contextmanager
 def _service_errors() -> Iterator[None]:

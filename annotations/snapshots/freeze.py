@@ -141,14 +141,29 @@ def freeze_items(
     return count
 
 
-def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) -> int:
-    if not batch:
-        return 0
+def _add_facts(batch: list[SnapshotItem]) -> None:
     turn_ids = [t["turn_pk"] for item in batch for t in item.review["turns"]]
     facts = _review_facts(turn_ids=turn_ids)
     for item in batch:
         for turn in item.review["turns"]:
             turn.update(facts[turn["turn_pk"]])
+
+
+def unsaved_items(*, filters: dict[str, list[Any]]) -> list[SnapshotItem]:
+    """The items a snapshot with ``filters`` would freeze now, not saved, in export order (byte order of
+    ``record_id``): what a duplicate check writes to compare content checksums."""
+    ids = list(curated_sessions(filters=filters).values_list("pk", flat=True))
+    qs = sessions_for_export().filter(pk__in=ids).select_related("run")
+    items = [_item(snapshot=None, session=session) for session in qs.iterator(chunk_size=FREEZE_CHUNK)]
+    for start in range(0, len(items), FREEZE_CHUNK):
+        _add_facts(items[start : start + FREEZE_CHUNK])
+    return sorted(items, key=lambda item: item.record_id.encode("utf-8"))
+
+
+def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) -> int:
+    if not batch:
+        return 0
+    _add_facts(batch)
     SnapshotItem.objects.bulk_create(batch)
     n = len(batch)
     batch.clear()
@@ -157,7 +172,7 @@ def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) ->
     return n
 
 
-def _item(*, snapshot: Snapshot, session: Session) -> SnapshotItem:
+def _item(*, snapshot: Snapshot | None, session: Session) -> SnapshotItem:
     turns = sorted(session.turns.all(), key=lambda t: t.index)
     # Checked again while freezing: the content may have changed since start_snapshot looked.
     for turn in turns:

@@ -40,7 +40,7 @@ def _post(client, turn, action, **body):
 
 def _snapshot_ids(world) -> list[str]:
     try:
-        snap = snapshot_services.create_snapshot(user=world["users"]["admin"])
+        snap = snapshot_services.create_snapshot(user=world["users"]["admin"], force=True)
     except EmptySelection:
         return []
     return sorted(SnapshotItem.objects.filter(snapshot=snap).values_list("record_id", flat=True))
@@ -87,7 +87,7 @@ def test_edit_of_approved_turn_leaves_the_snapshot_until_someone_else_confirms(c
         (TurnState.NEEDS_CONFIRMATION, TurnState.APPROVED),
     ]
     assert f"version {turn.version} approved by adj" in status_changes.last().reason
-    latest = snapshot_services.create_snapshot(user=world["users"]["admin"], scenarios=["med_safety"])
+    latest = snapshot_services.create_snapshot(user=world["users"]["admin"], scenarios=["med_safety"], force=True)
     manifest = json.loads((snapshot_services.snapshot_dir(snapshot=latest) / "manifest.json").read_text())
     row = next(a for a in manifest["approvals"] if a["turn_index"] == 1)
     assert (row["version"], row["approved_version"], row["via"], row["approvers"]) == (

@@ -83,7 +83,7 @@ def test_frozen_content_survives_later_edits(curated, people, var_dir):
 
 def test_same_state_same_files(curated, people):
     one = services.create_snapshot(user=people["boss"])
-    two = services.create_snapshot(user=people["rev1"])
+    two = services.create_snapshot(user=people["rev1"], force=True)  # same content: refused unless forced
     assert two.version == 2
     assert one.manifest["files"] == two.manifest["files"]
     assert one.content_sha256 == two.content_sha256
@@ -185,7 +185,7 @@ def test_snapshot_file_path_only_serves_manifest_files(curated, people):
 
 def test_get_snapshot(curated, people):
     services.create_snapshot(user=people["boss"])
-    services.create_snapshot(user=people["boss"])
+    services.create_snapshot(user=people["boss"], force=True)
     assert selectors.get_snapshot(ref="latest").label == "v2"
     assert selectors.get_snapshot(ref="v1").version == 1
     assert selectors.get_snapshot(ref="1").version == 1
