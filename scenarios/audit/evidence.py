@@ -9,9 +9,10 @@ turn's content (annotations.services.gates):
   step's *previous* observation held, and that no current evidence holds any more;
 * **stale name** — a lab or drug the changed step's previous observation returned, named by the answer,
   and returned by no current gold call;
-* **lab value** — a number written right after a lab the turn's calls return (same sentence, before the
-  next named lab) that none of that lab's results holds (value, reference range) nor a declared
-  derivation: the answer cites a value the evidence does not show.
+* **lab value** — the number written right after a lab with numeric results that the turn's calls
+  return ("PTT was 31.6 sec", "INR 3.4", "血钾为 5.8"; not "creatinine ≥ 1.5" or "INR threshold 3.0",
+  which are criteria, not results) that none of that lab's results holds (value, reference range) nor
+  a declared derivation: the answer cites a value the evidence does not show.
 
 Current evidence is the turn's gold calls (arguments and observations, ``prepare_to_answer`` excluded,
 its observation being the answer), those of earlier turns, the declared derivations, the requests and
@@ -32,7 +33,12 @@ PREPARE = "prepare_to_answer"
 # Resource types whose name is a lab (values checked) or a drug (name only: doses are written many ways).
 LAB_TYPES = ("Observation",)
 DRUG_TYPES = ("MedicationRequest", "MedicationAdministration", "MedicationStatement")
-_SENTENCE = re.compile(r"(?<=[.;!?。；！？])\s+|\n")
+# What may stand between a lab's name and the result it cites: glue words only (no comparison, no "range").
+_GLUE = re.compile(
+    r"[\s:=(（：,，]*"
+    r"(?:(?:is|was|were|of|at|now|level|value|result|latest|most recent|measured|为|是)[\s:=(（：,，]*)*",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,8 @@ def names_in(observation: Any) -> _Names:
     for res in _resources(observation):
         kind = res.get("resourceType")
         if kind in LAB_TYPES:
+            if not isinstance(res.get("valueQuantity"), dict):
+                continue  # a culture or a text result: no value to compare
             pool = Pool()
             pool.add_json({k: v for k, v in res.items() if k not in ("id", "subject", "encounter", "code")})
             for name in _concept_names(res.get("code")):
@@ -197,20 +205,19 @@ def _lab_values(
             labs.setdefault(name, set()).update(values)
             step_of.setdefault(name, step)
     out: list[Finding] = []
-    for sentence in _SENTENCE.split(text):
-        mentions = _mentions(sentence, list(labs) + list(own_drugs(own)))
-        for i, (_, end, name) in enumerate(mentions):
-            if name not in labs:
-                continue
-            stop = mentions[i + 1][0] if i + 1 < len(mentions) else len(sentence)
-            for number in tokenize(sentence[end:stop]).numbers:
-                if number.value in labs[name] or number.value in derived.values or number.value in skip:
-                    continue
-                step = step_of[name]
-                shown = f"{number.text} {number.unit}" if number.unit else number.text
-                out.append(Finding("lab_value", where, n, shown, step.idx, step.tool, name=name))
+    for start, end, name in _mentions(text, labs):
+        glue = _GLUE.match(text, end)
+        number = _first_number(text[glue.end() : glue.end() + 24]) if glue else None
+        if number is None or number.value in labs[name] or number.value in derived.values or number.value in skip:
+            continue
+        step = step_of[name]
+        shown = f"{number.text} {number.unit}" if number.unit else number.text
+        out.append(Finding("lab_value", where, n, shown, step.idx, step.tool, name=text[start:end]))
     return out
 
 
-def own_drugs(own: dict[int, _Names]) -> set[str]:
-    return {d for names in own.values() for d in names.drugs}
+def _first_number(text: str) -> Any:
+    """The number a text starts with (after the glue words), or None."""
+    match = re.match(r"[\d０-９]", text)
+    tokens = tokenize(text).numbers if match else []
+    return tokens[0] if tokens else None

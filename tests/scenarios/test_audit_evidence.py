@@ -46,8 +46,22 @@ def test_unchanged_evidence_is_quiet_ranges_and_derivations_included():
 def test_a_lab_value_its_results_do_not_hold_is_flagged_on_every_save():
     findings = check(texts=[("rubric", 2, "States PTT 45.2 sec")], steps=[_step(PTT)])
     assert [(f.kind, f.where, f.n, f.value, f.name) for f in findings] == [
-        ("lab_value", "rubric", 2, "45.2 sec", "ptt")
+        ("lab_value", "rubric", 2, "45.2 sec", "PTT")
     ]
+
+
+def test_criteria_and_text_results_are_not_cited_values():
+    """From records of the release's shape: a threshold after a lab name is a criterion, not a result;
+    a culture has no value to compare ("urine culture grew E. coli (>100,000 CFU/mL)")."""
+    culture = {"resourceType": "Observation", "code": {"text": "URINE CULTURE"}, "valueString": "ESCHERICHIA COLI"}
+    steps = [_step(PTT), EvidenceStep(1, "Observation.search", {}, {"entry": [{"resource": culture}]})]
+    texts = [
+        ("answer", None, "PTT ≥ 60 sec would call for a dose change; PTT threshold 45 sec; PTT rose from 28 to 31.6."),
+        ("answer", None, "The urine culture grew E. coli (>100,000 CFU/mL)."),
+        ("answer", None, "最近一次 PTT 为 31.6 秒。"),
+    ]
+    assert check(texts=texts, steps=steps) == []
+    assert [f.value for f in check(texts=[("answer", None, "PTT 为 40.2 秒。")], steps=steps)] == ["40.2"]
 
 
 def test_a_value_of_an_earlier_turn_is_not_stale():
