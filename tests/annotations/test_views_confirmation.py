@@ -44,6 +44,10 @@ def test_queue_lists_the_edit_and_only_someone_else_confirms(client, edited):
     client.post(url, {"base_version": turn.version, "action": "confirm"})
     turn.refresh_from_db()
     assert turn.status == TurnState.APPROVED
+    # The history lists who approved which version, the current one marked.
+    history = client.get(reverse("annotations:history", args=[turn.pk])).content.decode()
+    assert 'data-version="1"' in history and "rev1, rev2" in history
+    assert f'data-version="{turn.version}"><td>v{turn.version} · current</td><td>adj2</td>' in history
 
 
 def test_revert_from_the_queue(client, edited):
