@@ -21,7 +21,7 @@ from annotations.snapshots import card, services
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.selectors import SIDE_FILES, file_names
-from physreview.admin_mixins import ViewOnlyMixin
+from core.admin_mixins import ViewOnlyMixin
 from scenarios.models import Scenario
 
 

@@ -80,7 +80,7 @@ def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
 
 def cache_keys(*, turn: Turn, language: str) -> list[str]:
     """The cache keys the review screen reads for ``turn`` whatever the user (for
-    :func:`physreview.cacheredis.read_ahead`): the header, the guidelines, the suggestions generation,
+    :func:`core.cacheredis.read_ahead`): the header, the guidelines, the suggestions generation,
     the gold audit and the content and evidence fragments, with the vary-on values of the ``{% cache %}``
     tags in ``review.html`` and ``_context_evidence.html``. A key that drifts from its tag costs a round
     trip, not a wrong page: the tag's own read then goes to the cache."""

@@ -117,12 +117,12 @@ def _dataset(min_turns: int, *, sessions_multiple_of: int = 1):
 
 
 def _run(*, dataset, base_url: str, concurrency: int, processes: int = 1):
+    from core.llm import LLMClient
     from evaluation.agents.llm import OpenAIAgent, llm_config
     from evaluation.executors import execute_run_in_processes
     from evaluation.judges.rules import RulesJudge
     from evaluation.models import EvalRun
     from evaluation.services import RunOptions, create_run
-    from physreview.llm import LLMClient
 
     config = llm_config(
         model="bench-model", base_url=base_url, api_key_env=KEY_ENV, temperature=None, concurrency=concurrency

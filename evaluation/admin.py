@@ -2,8 +2,8 @@
 
 from django.contrib import admin
 
+from core.admin_mixins import ViewOnlyMixin
 from evaluation.models import EvalRun, TurnResult
-from physreview.admin_mixins import ViewOnlyMixin
 
 
 class _ReadOnly(ViewOnlyMixin, admin.ModelAdmin):

@@ -9,30 +9,23 @@ are dropped by the tool layer, named in the result's ``warnings`` (the model see
 per turn (``unknown_arguments``); the call itself runs. Write tools are simulated by the tool layer and
 recorded. An endpoint failure ends the turn with ``end_reason="infra_error"`` (kept apart from model
 failures in the metrics).
-"""
+
+Here lives the PhysReview protocol's loop (:func:`run_turn`) and its prompt; how a tool call is
+executed is :mod:`evaluation.tool_runner`, and what a turn records and the trace it becomes (shared
+with the release protocol) is :mod:`evaluation.turn_log`."""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Sequence
-from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool, tool_schemas
-from ehr.fhir.errors import ToolError
-from ehr.fhir.execute import PATIENT_SCOPE_NAMES, parse_arguments
-from ehr.fhir.params import clean_arguments
-from evaluation.agents.base import Agent, AgentCall, AgentInfraError, AgentReply, AgentRequest
+from ehr.fhir import tool_schemas
+from evaluation.agents.base import Agent, AgentInfraError, AgentReply
 from evaluation.dataset import EvalSession, EvalTurn
-from evaluation.diagnostics import compare_calls
-from evaluation.replay import OrderReplayBook, ReplayBook
-from scenarios.patient import make_patient_responder, public_view
+from evaluation.tool_runner import ToolRunner
+from evaluation.turn_log import TurnLog, TurnOutcome
 
 DEFAULT_MAX_STEPS = 16
-_TOOL_FAULT_HINT = "problem of the tool"
-# A tool layer error result: the error, how to fix it, and what was dropped from the call on the way.
-_ERROR_KEYS = frozenset({"error", "hint", "warnings"})
 
 SYSTEM_PROMPT = {
     "en": (
@@ -60,7 +53,7 @@ _TOOL_SCHEMAS: dict[str, tuple[dict[str, Any], ...]] = {}
 
 def run_tools(*, language: str) -> tuple[dict[str, Any], ...]:
     """The tool schemas a run offers, built once per language: one tuple object, so the LLM client
-    renames and serialises them once (see physreview.llm.request). Not to be mutated."""
+    renames and serialises them once (see core.llm.request). Not to be mutated."""
     if language not in _TOOL_SCHEMAS:
         _TOOL_SCHEMAS[language] = tuple(tool_schemas(language=language))
     return _TOOL_SCHEMAS[language]
@@ -76,13 +69,6 @@ def system_prompt(*, session: EvalSession, language: str) -> str:
         subject_id=session.subject_id,
         hadm_id=session.hadm_id,
     )
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    answer: str
-    trace: dict[str, Any]
-    infra_error: str
 
 
 # Sent back in place of arguments that are not a JSON object (a call cut off at the output limit):
@@ -107,281 +93,6 @@ def _assistant_message(reply: AgentReply) -> dict[str, Any]:
             for c in reply.tool_calls
         ]
     return message
-
-
-class ToolRunner:
-    """Executes one session's tool calls: live EHR, simulated writes, replayed patient."""
-
-    def __init__(
-        self,
-        *,
-        session: EvalSession,
-        language: str,
-        live_patient: bool = False,
-        bounds: str = "strict",
-        literacy: str | None = None,
-    ) -> None:
-        """``literacy`` set: the release's patient replay (by tool name and call order, that literacy
-        variant; see :class:`~evaluation.replay.OrderReplayBook`); else replay keyed by arguments."""
-        self.context = ToolContext.for_session(session, bounds=bounds)
-        self.language = language
-        self.book = ReplayBook.for_session(session)
-        self.literacy = literacy
-        self.order_book = OrderReplayBook.for_session(session, language=language) if literacy else None
-        # --live-patient: the generator's record-grounded patient answers instead of the reviewed replay.
-        self.live_patient = make_patient_responder(default_language=language) if live_patient else None
-
-    def run(self, call: AgentCall) -> dict[str, Any]:
-        """``{"name", "kind", "observation", "invalid", "tool_fault", "replay", "warnings", "tool_s"}``.
-
-        ``warnings``: what the tool layer said it did to fit the call to the contract (unknown
-        arguments dropped); the model sees them in the observation too.
-        """
-        started = time.perf_counter()
-        canonical = canonical_name(call.name) if isinstance(call.name, str) else None
-        kind = REGISTRY[canonical].kind if canonical else "unknown"
-        record: dict[str, Any] = {"name": canonical or call.name, "kind": kind, "replay": None}
-        if call.parse_error is not None:
-            observation: Any = execute_tool(name=call.name, arguments=call.arguments_raw, context=self.context)
-        elif kind == "patient":
-            observation = self._patient(canonical, call)
-            hit = observation.pop("_hit", False)
-            record["language_fallback"] = observation.pop("_language_fallback", False)
-            if self.order_book is not None:
-                record["literacy_fallback"] = observation.pop("_literacy_fallback", False)
-            record["replay"] = "live" if self.live_patient else ("hit" if hit else "miss")
-        else:
-            observation = execute_tool(name=call.name, arguments=call.arguments, context=self.context)
-        is_error = isinstance(observation, dict) and "error" in observation and set(observation) <= _ERROR_KEYS
-        warnings = observation.get("warnings") if isinstance(observation, dict) else None
-        record["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
-        record["tool_fault"] = is_error and _TOOL_FAULT_HINT in str(observation.get("hint", ""))
-        record["invalid"] = is_error and not record["tool_fault"]
-        if is_error:
-            record["replay"] = None
-        record["observation"] = observation
-        record["tool_s"] = round(time.perf_counter() - started, 6)
-        return record
-
-    def skip_patient_reply(self, *, tool: str) -> None:
-        """Release replay on resume: a finished turn was served this tool's next gold answer."""
-        if self.order_book is not None:
-            self.order_book.advance(tool=tool)
-
-    def _patient(self, tool: str, call: AgentCall) -> dict[str, Any]:
-        try:
-            # As execute_tool does: the harness knows the patient, whatever the model passed for it.
-            raw = {
-                k: v
-                for k, v in parse_arguments(tool=tool, arguments=call.arguments).items()
-                if k not in PATIENT_SCOPE_NAMES
-            }
-            raw["subject_id"], raw["session_id"] = self.context.subject_id, self.context.session_id
-            cleaned = clean_arguments(
-                tool=REGISTRY[tool], arguments=raw, filled={"subject_id": self.context.subject_id}
-            )
-        except ToolError as exc:
-            return exc.as_dict()
-        args = {k: v for k, v in cleaned.args.items() if v is not None}
-        warnings = {"warnings": list(cleaned.warnings)} if cleaned.warnings else {}
-        if self.live_patient is not None:
-            live = {**args, "language": self.language}
-            try:
-                answer = self.live_patient(tool=tool, arguments=live, context=self.context)
-            except ToolError as exc:
-                return exc.as_dict()
-            # The model sees the patient's words only, as with a replayed answer (no facts or persona).
-            seen = public_view(answer) if "answer" in answer and "language" in answer else answer
-            return {**seen, **warnings}
-        if self.order_book is not None:
-            by_order, literacy_fallback = self.order_book.reply(
-                tool=tool, language=self.language, literacy=self.literacy or "high"
-            )
-            return {
-                **by_order.observation,
-                **warnings,
-                "_hit": by_order.hit,
-                "_language_fallback": by_order.language_fallback,
-                "_literacy_fallback": literacy_fallback,
-            }
-        replayed = self.book.reply(tool=tool, arguments=args, language=self.language)
-        return {
-            **replayed.observation,
-            **warnings,
-            "_hit": replayed.hit,
-            "_language_fallback": replayed.language_fallback,
-        }
-
-
-def _usage_sum(replies: list[AgentReply]) -> dict[str, Any]:
-    costs = [r.cost_usd for r in replies]
-    return {
-        "prompt_tokens": sum(r.prompt_tokens for r in replies),
-        "completion_tokens": sum(r.completion_tokens for r in replies),
-        "reasoning_tokens": sum(r.reasoning_tokens for r in replies),
-        "cached_tokens": sum(r.cached_tokens for r in replies),
-        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 10),
-        "model_calls": len(replies),
-        "cache_hits": sum(r.cached for r in replies),
-        "model_latency_s": round(sum(r.latency_s for r in replies), 6),
-    }
-
-
-def diagnostics(*, turn: EvalTurn, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """Missing, extra and argument-mismatched tool calls against gold, by tool + key arguments (in the
-    contract's terms), and the arguments the tool layer dropped from the calls made (``dropped_arguments``)."""
-    compared = compare_calls(
-        gold=[(s.tool, s.arguments) for s in turn.gold_calls],
-        made=[(str(c["name"]), c.get("arguments")) for c in calls],
-    )
-    dropped = [{"tool": str(c["name"]), "warning": w} for c in calls for w in c.get("warnings") or []]
-    return {**compared, "dropped_arguments": dropped}
-
-
-@dataclass
-class TurnLog:
-    """What every protocol's turn keeps while it plays: the request, the messages, the model's replies,
-    the steps and the tool calls made; :meth:`outcome` turns it into the trace (:func:`turn_trace`)."""
-
-    agent: Agent
-    session: EvalSession
-    turn: EvalTurn
-    history: InitVar[list[dict[str, Any]]]  # the opening messages and the earlier turns'
-    tools: Sequence[dict[str, Any]]
-    language: str
-    variant: str
-    trial: int
-    started: float = field(init=False)
-    request_text: str = field(init=False)
-    messages: list[dict[str, Any]] = field(init=False)
-    first_new: int = field(init=False)  # index of this turn's first message in ``messages``
-    replies: list[AgentReply] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    calls_made: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self, history: list[dict[str, Any]]) -> None:
-        self.started = time.perf_counter()
-        self.request_text = self.turn.request(variant=self.variant, language=self.language)
-        self.messages = [*history, {"role": "user", "content": self.request_text}]
-        self.first_new = len(history)
-
-    def ask(
-        self,
-        *,
-        stage: str,
-        step: int,
-        messages: list[dict[str, Any]],
-        tool_choice: str | None,
-        extra: dict[str, Any] | None = None,
-    ) -> AgentReply:
-        """One model call of the turn with the turn's tools."""
-        request = AgentRequest(
-            messages=messages,
-            tools=self.tools,
-            tool_choice=tool_choice,
-            stage=stage,
-            step=step,
-            session=self.session,
-            turn=self.turn,
-            language=self.language,
-            variant=self.variant,
-            trial=self.trial,
-            extra=extra or {},
-        )
-        reply = self.agent.respond(request)
-        self.replies.append(reply)
-        return reply
-
-    def step(self, reply: AgentReply) -> dict[str, Any]:
-        """Record a tool step's reply; returns its trace, to which :meth:`call` adds the calls."""
-        step_trace: dict[str, Any] = {"stage": "step", "reply": reply.as_trace(), "calls": []}
-        self.steps.append(step_trace)
-        return step_trace
-
-    def final(self, reply: AgentReply, **extra: Any) -> None:
-        """Record the reply to the answer-now request (``tool_choice="none"``)."""
-        self.steps.append({"stage": "final", **extra, "reply": reply.as_trace(), "calls": []})
-        if reply.tool_calls:
-            self.errors.append({"kind": "tool_calls_in_final_answer", "count": len(reply.tool_calls)})
-
-    def call(self, *, runner: ToolRunner, call: AgentCall, step_trace: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool call and record it in the turn and in its step."""
-        record = runner.run(call)
-        record.update(id=call.id, arguments=call.arguments, arguments_raw=call.arguments_raw)
-        if call.parse_error:
-            record["parse_error"] = call.parse_error
-        self.calls_made.append(record)
-        step_trace["calls"].append(record)
-        return record
-
-    def infra_error(self, exc: AgentInfraError) -> tuple[str, str]:
-        """``(end_reason, infra_error)`` of a turn the endpoint failed."""
-        self.errors.append({"kind": exc.kind, "message": str(exc)})
-        return "infra_error", exc.kind
-
-    def outcome(self, *, answer: str, end_reason: str, infra_error: str) -> TurnOutcome:
-        trace = turn_trace(log=self, answer=answer, end_reason=end_reason)
-        return TurnOutcome(answer=answer, trace=trace, infra_error=infra_error)
-
-
-def turn_trace(*, log: TurnLog, answer: str, end_reason: str) -> dict[str, Any]:
-    """A finished turn's trace (every protocol writes the same keys); ``messages``: the turn's own."""
-    turn, replies, calls_made = log.turn, log.replies, log.calls_made
-    failed = [r for r in replies if r.error]
-    if failed and replies[-1].error and end_reason in {"answer", "empty_answer"}:
-        end_reason = "model_error"  # the turn ended on a reply the model's own output broke
-    errors = [*log.errors, *({"kind": "model_output_unparseable", "message": r.error} for r in failed)]
-    usage = _usage_sum(replies)
-    tools_s = sum(c["tool_s"] for c in calls_made)
-    wall = time.perf_counter() - log.started
-    trace = {
-        "request": log.request_text,
-        "messages": log.messages[log.first_new :],
-        "steps": log.steps,
-        "answer": answer,
-        "end_reason": end_reason,
-        "n_calls": len(calls_made),
-        "invalid_calls": sum(bool(c["invalid"]) for c in calls_made),
-        "tool_faults": sum(bool(c["tool_fault"]) for c in calls_made),
-        # Arguments the contract does not know, dropped by the tool layer (one per warning).
-        "unknown_arguments": sum(len(c["warnings"]) for c in calls_made),
-        "replay_misses": sum(c["replay"] == "miss" for c in calls_made),
-        # Replayed in the other language because the gold answer has none in the run's language.
-        "replay_language_fallbacks": sum(bool(c.get("language_fallback")) for c in calls_made),
-        # Release replay: the chosen literacy variant was missing, ``patient_response`` was replayed.
-        "replay_literacy_fallbacks": sum(bool(c.get("literacy_fallback")) for c in calls_made),
-        "patient_replies": [
-            {
-                "tool": c["name"],
-                "arguments": c["arguments"],
-                "replay": c["replay"],
-                "language_fallback": bool(c.get("language_fallback")),
-                "observation": c["observation"],
-            }
-            for c in calls_made
-            if c["kind"] == "patient" and not c["invalid"]
-        ],
-        "writes": [
-            {"tool": c["name"], "arguments": c["arguments"], "observation": c["observation"]}
-            for c in calls_made
-            if c["kind"] == "write" and not c["invalid"]
-        ],
-        "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls_made],
-        "diagnostics": diagnostics(turn=turn, calls=calls_made),
-        # Replies cut off at the output limit (finish_reason "length"), and replies the server could
-        # not produce because of the model's own output (see AgentReply.error).
-        "truncations": sum(r.finish_reason == "length" for r in replies),
-        "model_errors": sum(bool(r.error) for r in replies),
-        "usage": usage,
-        "timing": {
-            "wall_s": round(wall, 6),
-            "tools_s": round(tools_s, 6),
-            "harness_s": round(max(wall - usage["model_latency_s"] - tools_s, 0.0), 6),
-        },
-        "errors": errors,
-    }
-    return trace
 
 
 def run_turn(

@@ -1,4 +1,4 @@
-"""Read-only REST endpoints for evaluation runs (mounted in the API router, see annotations.api.urls).
+"""Read-only REST endpoints for evaluation runs (mounted in the API router, see physreview.api_urls).
 
 Reviewers, adjudicators and admins read runs (physreview.access); a reviewer lists only the turns of sessions
 assigned to them. ``/api/runs/{id}/`` carries the run's

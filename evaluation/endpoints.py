@@ -2,7 +2,7 @@
 manifest, and set up the same way in every process that plays it.
 
 :func:`prepare_endpoints` asks each endpoint what it serves (``GET /models``: the model name must be
-among the served ones; see :mod:`physreview.llm.preflight`), puts the server fingerprint into the
+among the served ones; see :mod:`core.llm.preflight`), puts the server fingerprint into the
 client's cache key, applies ``--no-cache`` and ``--judge-max-tokens``, and returns what
 ``manifest["llm"]`` keeps per role: the effective output budget, timeout, retries, cache switch and
 the server's model list and fingerprint. :func:`restore_endpoints` applies a stored ``manifest["llm"]``
@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from core.llm import LLMClient, ServerInfo, preflight, require_tools
+from core.llm.config import display_url
 from evaluation.models import EvalRun
-from physreview.llm import LLMClient, ServerInfo, preflight, require_tools
-from physreview.llm.config import display_url
 
 
 def clients(*, agent: Any, judge: Any) -> dict[str, LLMClient]:
@@ -56,7 +56,7 @@ def prepare_endpoints(
 
     ``stored``: the ``manifest["llm"]`` of the run being resumed (its judge budget is kept unless
     ``judge_max_tokens`` is given; a server whose fingerprint changed since is reported in the
-    warnings). Raises :class:`~physreview.llm.LLMConfigError` for a model the endpoint does not serve.
+    warnings). Raises :class:`~core.llm.LLMConfigError` for a model the endpoint does not serve.
     """
     stored = stored or {}
     out: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 (``runeval --workers celery``).
 
 Both hand out the same jobs as :func:`evaluation.services.execute_run` and play each with
-:func:`~evaluation.services.run_job`, so the stored turns, the run's status and ``--resume`` are
+:func:`~evaluation.jobs.run_job`, so the stored turns, the run's status and ``--resume`` are
 the same as after a threaded run.
 """
 
@@ -18,21 +18,14 @@ from typing import Any
 
 from django.db import connection, connections
 
+from core.llm import LLMClient
 from evaluation.agents.base import Agent
 from evaluation.dataset import EvalDataset
+from evaluation.jobs import expected_turns, job_arguments, jobs, longest_first, play_jobs
 from evaluation.models import EvalRun, EvalStatus, TurnResult
 from evaluation.playing import die_with_parent, end_status, playing, stop_status
-from evaluation.services import (
-    Progress,
-    RunOptions,
-    execute_run,
-    expected_turns,
-    job_arguments,
-    jobs,
-    longest_first,
-    play_jobs,
-)
-from physreview.llm import LLMClient
+from evaluation.run_manifest import Progress, RunOptions
+from evaluation.services import execute_run
 
 log = logging.getLogger(__name__)
 

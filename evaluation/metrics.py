@@ -159,8 +159,21 @@ def language_metrics(rows: list[Row], *, trials: int, n_boot: int = 1000, seed: 
         "n_turns_scored": len(scored_rows(rows)),
         "n_items_scored": sum(r.get("scored", 0) for r in rows),
         "n_items_unscored": sum(r.get("unscored", 0) for r in rows),
+        # turns played whose every item was unscored: reported as unscored, never as passed or failed
+        "n_turns_unscored": sum(1 for r in rows if not r.get("infra_error") and r.get("score") is None),
+        "scored_share": scored_share(rows),
     }
     return _round(out)
+
+
+def scored_share(rows: Iterable[Row]) -> float | None:
+    """Share of the rubric items of played turns that the judge could score (None: no items)."""
+    scored = sum(r.get("scored", 0) for r in rows if not r.get("infra_error"))
+    total = scored + sum(r.get("unscored", 0) for r in rows if not r.get("infra_error"))
+    return scored / total if total else None
+
+
+LOW_SCORED_SHARE = 0.5  # a run scored on less than this share of its items is marked on the leaderboard
 
 
 def slices(rows: list[Row]) -> dict[str, dict[str, Any]]:

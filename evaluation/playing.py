@@ -35,8 +35,8 @@ from django.db import DatabaseError, connection
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.llm import CallLog
 from evaluation.models import EvalRun, EvalStatus, TurnResult
-from physreview.llm import CallLog
 
 log = logging.getLogger(__name__)
 LEASE_S = 30.0

@@ -8,7 +8,7 @@
                             "pass_at_session": {"0.6", "0.75"}, "pass_hat_k": {"1", ...}, "flip_share",
                             "ci95": {"mRS": [lo, hi], "pass_at_session_0.6": [...], ...},
                             "safety_failure_rate", "n_sessions", "n_turns", "n_turns_scored",
-                            "n_items_scored", "n_items_unscored"}},
+                            "n_items_scored", "n_items_unscored", "n_turns_unscored", "scored_share"}},
      "slices": {"language"|"scenario"|"tier"|"task_type"|"subtype"|"tool_source"|"variant": {value: {...}}},
      "usage": {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "model_calls",
                "cost_usd", "wall_s", "elapsed_s", "model_s", "backoff_s", "tools_s", "harness_s",
@@ -192,6 +192,8 @@ def summary_table(summary: dict[str, Any]) -> Any:
     for name in ("lang", "mRS L1", "L2", "L3", "all", "95% CI", "P@T .60", "P@T .75", "P@S .60", "P@S .75"):
         table.add_column(name, justify="right")
     table.add_column("items scored/unscored", justify="right")
+    table.add_column("scored %", justify="right")
+    table.add_column("turns unscored", justify="right")
     for lang, m in summary["metrics"].items():
         ci = m["ci95"]["mRS"]
         table.add_row(
@@ -206,5 +208,28 @@ def summary_table(summary: dict[str, Any]) -> Any:
             _pct(m["pass_at_session"]["0.6"]),
             _pct(m["pass_at_session"]["0.75"]),
             f"{m['n_items_scored']}/{m['n_items_unscored']}",
+            _pct(m.get("scored_share")),
+            str(m.get("n_turns_unscored", 0)),
         )
     return table
+
+
+def unscored_notice(summary: dict[str, Any]) -> str | None:
+    """What the rules judge could not score, and what to do about it (None when it scored everything)."""
+    metrics_ = summary.get("metrics") or {}
+    unscored = sum(m.get("n_items_unscored", 0) for m in metrics_.values())
+    if not unscored:
+        return None
+    total = unscored + sum(m.get("n_items_scored", 0) for m in metrics_.values())
+    turns = sum(m.get("n_turns_unscored", 0) for m in metrics_.values())
+    text = (
+        f"{unscored} of {total} rubric items could not be scored by the {summary.get('judge')} judge "
+        f"(no machine check); {turns} turn(s) had no scored item and are reported as unscored, not as passed "
+        "or failed. The figures cover the scored items only."
+    )
+    if summary.get("judge") == "rules":
+        text += (
+            f" To score every item, rejudge with an LLM judge: "
+            f"manage.py runeval --rejudge {summary.get('run_id')} --judge <model> --judge-base-url <url>"
+        )
+    return text

@@ -11,6 +11,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.llm import LLMClient, LLMConfigError
 from evaluation import dataset as ds
 from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
 from evaluation.agents.rules import rules_agent
@@ -19,7 +20,6 @@ from evaluation.judges.release import ReleaseJudge
 from evaluation.judges.rules import RulesJudge
 from evaluation.protocols import DEFAULT_PROTOCOL
 from evaluation.services import RunOptions
-from physreview.llm import LLMClient, LLMConfigError
 
 
 class EvalSetupError(ValueError):

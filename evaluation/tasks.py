@@ -12,7 +12,7 @@ from typing import Any
 
 from celery import shared_task
 
-from evaluation import services
+from evaluation.jobs import run_job
 from evaluation.models import EvalRun
 
 _parts: dict[tuple[int, str], Any] = {}
@@ -42,7 +42,7 @@ def run_eval_job_task(run_id: int, session_id: str, language: str, variant: str,
     session = next((s for s in dataset.sessions if s.session_id == session_id), None)
     if session is None:
         raise ValueError(f"session {session_id} is not part of run {run_id}")
-    services.run_job(
+    run_job(
         run=run,
         agent=agent,
         judge=judge,

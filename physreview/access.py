@@ -163,7 +163,7 @@ class AccessMiddleware:
 
 
 def rules_markdown() -> str:
-    """The table as Markdown (README: Roles), one row per area."""
+    """The table as Markdown (docs/operations.md), one row per area."""
     who = {
         Rule.ANYONE: "anyone",
         Rule.ROLE: "reviewer, adjudicator, admin",

@@ -8,6 +8,11 @@ class PhysreviewConfig(AppConfig):
     name = "physreview"
     verbose_name = "PhysReview"
 
+    def ready(self) -> None:
+        from physreview.sqlite import connect_sqlite_tuning
+
+        connect_sqlite_tuning()
+
 
 class PhysReviewAdminConfig(admin_apps.AdminConfig):
     """Django's admin with the login throttle of physreview.throttle on its login page."""

@@ -47,7 +47,7 @@ class DemoUser:
     role: str
 
 
-def _credentials_file() -> Path:
+def credentials_file() -> Path:
     return Path(settings.VAR_DIR) / "demo_credentials.json"
 
 
@@ -56,7 +56,7 @@ def _password_key(username: str) -> str:
 
 
 def _load_or_create_passwords() -> dict[str, str]:
-    path = _credentials_file()
+    path = credentials_file()
     stored = json.loads(path.read_text()) if path.exists() else {}
     changed = False
     for username, _ in DEMO_USERS:

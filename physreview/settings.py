@@ -135,6 +135,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served from static (no CDN)
     "physreview",
+    "core",
     "ehr",
     "scenarios",
     "annotations",
@@ -150,7 +151,7 @@ MIDDLEWARE = [
     # UI language: the session's choice (header switch), else Accept-Language; URLs carry no prefix.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "physreview.cleaning.InputCleaningMiddleware",  # NUL, surrogates, database-refused values → 400
+    "core.cleaning.InputCleaningMiddleware",  # NUL, surrogates, database-refused values → 400
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -191,6 +192,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE: a write transaction takes the lock when it begins, so two writers queue on `timeout` instead
     # of one failing with "database is locked" when it upgrades a read lock (two editors on the demo).
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # Tests on SQLite use a real file, not Django's in-memory default: live-server threads and forked runeval
+    # processes then open their own connections with file locking and the busy timeout (an in-memory
+    # shared-cache database has table locks that ignore the timeout: "database table is locked").
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_physreview.sqlite3")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -206,7 +211,7 @@ def _cache(name: str, url: str) -> dict:
     parts = urlsplit(url)
     if parts.scheme == "db":
         return {
-            "BACKEND": "physreview.cachedb.AtomicDatabaseCache",  # atomic incr for the throttle
+            "BACKEND": "core.cachedb.AtomicDatabaseCache",  # atomic incr for the throttle
             "LOCATION": parts.netloc or "physreview_cache",
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
@@ -216,7 +221,7 @@ def _cache(name: str, url: str) -> dict:
             "LOCATION": parts.netloc or name,
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
-    return {"BACKEND": "physreview.cacheredis.ReusedClientRedisCache", "LOCATION": url}
+    return {"BACKEND": "core.cacheredis.ReusedClientRedisCache", "LOCATION": url}
 
 
 _cache_url = _url("CACHE_URL", "locmem://physreview", schemes=_CACHE_SCHEMES)
@@ -268,7 +273,7 @@ REST_FRAMEWORK = {
     ],
     # The same rules as the pages (physreview.access); a view without this permission is refused.
     "DEFAULT_PERMISSION_CLASSES": ["physreview.access.RoleTablePermission"],
-    "DEFAULT_PARSER_CLASSES": ["physreview.cleaning.CleanJSONParser"],  # JSON depth, NUL, surrogates → 400
+    "DEFAULT_PARSER_CLASSES": ["core.cleaning.CleanJSONParser"],  # JSON depth, NUL, surrogates → 400
     # The API has no versions: spectacular's ?version= then names nothing (it went into Content-Disposition).
     "ALLOWED_VERSIONS": ["1"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -278,7 +283,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "PhysReview API",
-    "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs (README.md: API).",
+    "DESCRIPTION": "Sessions, turns, review actions, curated snapshots and evaluation runs (docs/api.md).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["physreview.access.RoleTablePermission"],

@@ -2,7 +2,7 @@
 
 Each POST is counted BEFORE its password is checked, one counter per username and one per client IP,
 with ``cache.add`` (start a window) and ``cache.incr`` (atomic on Redis, on
-:class:`physreview.cachedb.AtomicDatabaseCache` and on LocMemCache): of 30 simultaneous wrong passwords
+:class:`core.cachedb.AtomicDatabaseCache` and on LocMemCache): of 30 simultaneous wrong passwords
 only ``LOGIN_FAILURE_LIMIT`` reach the password check. An attempt whose counter passes the limit is
 refused (429 + Retry-After) until the window that began with the first attempt has passed. A
 successful login takes back its own count: it clears the username's counter and gives the IP back one

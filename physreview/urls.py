@@ -16,5 +16,5 @@ urlpatterns = [
     path("review/", include("annotations.urls")),
     path("snapshots/", include("annotations.snapshots.urls")),  # staff download of snapshot files
     path("results/", include("evaluation.urls")),  # leaderboard, drill-down, judge calibration
-    path("api/", include("annotations.api.urls")),  # REST API, OpenAPI schema and docs (README: API)
+    path("api/", include("physreview.api_urls")),  # REST API, OpenAPI schema and docs (docs/api.md)
 ]

@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
-from physreview.admin_mixins import ViewOnlyMixin
+from core.admin_mixins import ViewOnlyMixin
 from scenarios.models import GenerationRun, GoldStep, RubricItem, Session, Turn
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop, pgettext
 
-from physreview.text_templates import compile_template, parse_text
+from core.text_templates import compile_template, parse_text
 
 # Where in a turn a failure is: the field or the gold step.
 WHERE: dict[str, str] = {

@@ -55,8 +55,27 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left:right]
 
 
+# The release's Chinese text translates units ("5毫克", semantics file §3): the same unit for a value check.
+_UNIT_ZH = {
+    "mg": ("毫克",),
+    "mcg": ("微克", "μg", "ug"),
+    "g": ("克",),
+    "ml": ("毫升",),
+    "unit": ("单位",),
+    "units": ("单位",),
+    "meq": ("毫当量",),
+    "mmol/l": ("毫摩尔/升",),
+    "meq/l": ("毫当量/升",),
+}
+
+
+def _unit_at(text: str, keys: tuple[str, ...]) -> bool:
+    return any(text.startswith(k) for k in keys)
+
+
 def check_value_unit(*, answer: str, value: float, unit: str, tolerance: float = 0) -> tuple[bool, str]:
     unit_key = squash(unit)
+    keys = (unit_key, *_UNIT_ZH.get(unit_key, ()))
     places = _decimals(value)
     for match in _NUMBER.finditer(answer):
         number = float(match.group().replace(",", "."))
@@ -66,7 +85,7 @@ def check_value_unit(*, answer: str, value: float, unit: str, tolerance: float =
         if not unit_key:
             return True, reason("found", number=match.group())
         after = squash(answer[match.end() : match.end() + len(unit) + _UNIT_WINDOW])
-        if after.startswith(unit_key):
+        if _unit_at(after, keys):
             return True, reason("found_with_unit", number=match.group(), unit=unit)
         # A list of values whose unit is stated once in the same sentence ("Potassium (mEq/L): 5.4, 5.3").
         if unit_key in squash(_sentence(answer, match.start(), match.end())):

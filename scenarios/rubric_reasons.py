@@ -16,7 +16,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, pgettext_lazy
 
-from physreview.text_templates import compile_template, parse_text
+from core.text_templates import compile_template, parse_text
 
 # key -> English template. Order matters when reading back: a more specific shape before a looser one.
 TEMPLATES: dict[str, str] = {

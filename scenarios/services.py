@@ -19,10 +19,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.llm import LLMError
 from ehr.fhir import tool_schemas
-from physreview.llm import LLMError
 from scenarios.generation import Candidate, enumerate_candidates, generate_session
-from scenarios.generation.llm_backend import LLMRoles
+from scenarios.generation.llm_roles import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest
 from scenarios.generation.reasons import attempt_records
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for

@@ -24,6 +24,33 @@ def _load_demo_cohort() -> None:
         call_command("import_mimic", str(DEMO_COHORT_DIR), "--quiet")
 
 
+def _services_line() -> str:
+    """Which database and broker this run uses: a newcomer's run and CI's differ only here."""
+    db = settings.DATABASES["default"]
+    engine = db["ENGINE"].rsplit(".", 1)[-1]
+    if engine == "sqlite3":
+        where = f"SQLite file {db.get('TEST', {}).get('NAME') or '(in memory)'}"
+    else:
+        where = f"{engine} {db.get('HOST') or 'localhost'}:{db.get('PORT') or ''} test_{db['NAME']}"
+    broker = settings.CELERY_BROKER_URL or "none (tests that need a Celery worker are skipped)"
+    return f"test database: {where}; broker: {broker}"
+
+
+def pytest_report_header(config):
+    return _services_line()
+
+
+def pytest_sessionstart(session):
+    # CI's services run must not quietly fall back to the embedded default (a typo in DATABASE_URL's name).
+    missing = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") or not settings.CELERY_BROKER_URL
+    if os.environ.get("PHYSREVIEW_REQUIRE_SERVICES") and missing:
+        raise pytest.UsageError(f"PHYSREVIEW_REQUIRE_SERVICES is set, but {_services_line()}")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    terminalreporter.write_line(_services_line())
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
@@ -55,9 +82,9 @@ def _celery_in_process(request):
 def broker_url():
     url = settings.CELERY_BROKER_URL
     if not url:
-        if os.environ.get("CI"):
-            pytest.fail("CI must set CELERY_BROKER_URL (a local Redis) for the worker test")
-        pytest.skip("CELERY_BROKER_URL is not set: no broker to run a worker against")
+        if os.environ.get("PHYSREVIEW_REQUIRE_SERVICES"):
+            pytest.fail("PHYSREVIEW_REQUIRE_SERVICES is set but CELERY_BROKER_URL is not (a local Redis)")
+        pytest.skip("needs Redis: CELERY_BROKER_URL is not set (the Celery worker and Redis cache tests use it)")
     try:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.exceptions.ConnectionError as exc:

@@ -1,6 +1,6 @@
 """Every URL of physreview.urls, walked anonymously, as a user with no role, reviewer, adjudicator and admin.
 
-The expected status of each (URL, sample object) per role is written out below, as README (Roles) and
+The expected status of each (URL, sample object) per role is written out below, as docs/operations.md (access) and
 the table in physreview/access.py state it: app pages send anonymous users to the login page and
 refuse (403) a signed-in user with no role, the Django admin sends everyone but staff to the admin
 login, and reviewers get a 404 for turns (review screens and results drill-down) of sessions not

@@ -1,1 +1,1 @@
-"""REST API (Django REST framework) over the review services; mounted at ``/api/`` (see README, API)."""
+"""REST API (Django REST framework) over the review services; mounted at ``/api/`` (see docs/api.md)."""

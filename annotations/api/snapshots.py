@@ -20,6 +20,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from annotations.api import serializers as s
 from annotations.api.errors import error_body
@@ -30,7 +31,6 @@ from annotations.snapshots import selectors as snapshot_selectors
 from annotations.snapshots import services as snapshot_services
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
-from physreview.access import RoleTablePermission
 
 
 class BinaryRenderer(renderers.BaseRenderer):
@@ -64,7 +64,8 @@ SNAPSHOT_ERRORS = error_responses(401, 403, 404)
     ),
 )
 class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [RoleTablePermission, IsAuthenticated, IsAdjudicatorOrAdmin]  # physreview.access
+    # The site's access table (DEFAULT_PERMISSION_CLASSES: physreview.access), then the object rules.
+    permission_classes = [*api_settings.DEFAULT_PERMISSION_CLASSES, IsAuthenticated, IsAdjudicatorOrAdmin]
     lookup_field = "label"
     lookup_value_regex = r"v[0-9]+|latest"
     filterset_fields = ["status"]

@@ -17,6 +17,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotations import selectors, services
@@ -27,7 +28,6 @@ from annotations.content import InvalidContent
 from annotations.models import Decision
 from annotations.services import confirmation
 from annotations.services.reviews import is_assigned
-from physreview.access import RoleTablePermission
 from scenarios.models import Turn
 
 
@@ -267,7 +267,7 @@ def _service_errors() -> Iterator[None]:
 class NotFoundView(APIView):
     """Any other path under /api/: the API's 404 body rather than Django's HTML page."""
 
-    permission_classes = [RoleTablePermission]  # physreview.access: anyone
+    permission_classes = api_settings.DEFAULT_PERMISSION_CLASSES  # the site's access table: anyone
     authentication_classes: list = []
 
     def http_method_not_allowed(self, request, *args, **kwargs):

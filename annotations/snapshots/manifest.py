@@ -15,8 +15,8 @@ from typing import Any
 
 from annotations.models import Snapshot, SnapshotItem
 from annotations.snapshots import freeze
+from core.version import code_version
 from ehr.fhir import schema_hash
-from physreview.version import code_version
 
 NOT_RECORDED = "not recorded"  # snapshots built before the manifest carried it
 

@@ -14,11 +14,10 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from annotations.guidelines import render_markdown
 from annotations.models import status_label
+from core.text_templates import compile_template, parse_text
 from ehr.fhir.params import WARNINGS as TOOL_WARNINGS
-from evaluation.judges import is_model_judge
-from physreview.text_templates import compile_template, parse_text
 from scenarios.gate_messages import display_gate_message, parse_gate_message
-from scenarios.rubric_reasons import display_reason, readable_code, value_text
+from scenarios.rubric_reasons import readable_code, value_text
 
 register = template.Library()
 
@@ -280,22 +279,6 @@ def persona_text(persona: Any) -> str:
             shown = value_text(value)
         parts.append(f"{label_of(kind='persona_key', code=key)}: {shown}")
     return " · ".join(parts) or EMPTY
-
-
-@register.filter
-def judge_reason(reason: Any, judge: str | None = None) -> str:
-    """A stored judge reason in the UI language (the harness's English shapes); other text as it is.
-
-    ``judge`` named and a model: its reason is the model's own text, never reworded."""
-    if is_model_judge(judge):
-        return "" if reason is None else str(reason)
-    return display_reason(reason)
-
-
-@register.filter
-def model_judge(name: str | None) -> bool:
-    """``{% if run.judge|model_judge %}``: the judge's reasons are model text (the page says so)."""
-    return is_model_judge(name)
 
 
 @register.filter

@@ -20,7 +20,7 @@ from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import turn_for, visible_turns
 from annotations.views.done import undo_offer
 from annotations.views.panel import actions_context, lease_context
-from physreview.cacheredis import read_ahead
+from core.cacheredis import read_ahead
 from scenarios.models import GoldStep, Turn
 
 

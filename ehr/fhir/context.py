@@ -20,8 +20,11 @@ Bounds modes (``ToolContext.bounds``):
 * ``release``: what the released PhysAssistBench tool layer did, for reproducing its numbers:
   only ``Observation.search`` is bounded by time (and its ``date_to`` excludes its own day, as the
   release's text comparison ``charttime <= 'YYYY-MM-DD'`` does); every other tool sees everything of
-  the patient it is asked for, e.g. the stay's discharge note written after the current date.
-  Statuses relative to "today" (an order still active, an admission in progress) keep ``current_date``.
+  the patient it is asked for, e.g. the stay's discharge note written after the current date. Within
+  Observation.search the ICU vitals are not bounded either (the release's vitals search ignores the dates
+  and hadm_id). Statuses follow the release's rules (issue 33): an order with a start and a stop time is
+  ``completed``, an emar row ``completed``, an admission ``finished``, a care plan ``completed``; strict
+  statuses are relative to ``current_date``.
 """
 
 from __future__ import annotations

@@ -172,7 +172,8 @@ def care_plan_search(*, args: dict[str, Any], context: ToolContext) -> dict[str,
                 {
                     "resourceType": "CarePlan",
                     "id": f"careplan-{note.note_id}",
-                    "status": "active",
+                    # the release says completed for every care plan (semantics file §1)
+                    "status": "completed" if context.bounds == "release" else "active",
                     "intent": "plan",
                     "category": [{"text": part} for part in parts],
                     "title": "Discharge plan",

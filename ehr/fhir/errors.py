@@ -13,7 +13,7 @@ from typing import Any
 from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
 
-from physreview.text_templates import compile_template, parse_text
+from core.text_templates import compile_template, parse_text
 
 ERRORS: dict[str, str] = {
     "patient_not_found": gettext_noop("Patient %(subject_id)s not found"),

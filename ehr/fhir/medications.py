@@ -56,7 +56,15 @@ def _number(text: str | None) -> float | None:
 
 
 def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
-    """Active while the order runs into the current date; no stop time → unknown."""
+    """Active while the order runs into the current date; no stop time → unknown.
+
+    Under ``release`` bounds the released rule (semantics file §1): ``completed`` when the row has a
+    start and a stop time, ``active`` with a start only, else ``unknown``; the current date plays no part.
+    """
+    if context.bounds == "release":
+        if rx.starttime is not None:
+            return "completed" if rx.stoptime is not None else "active"
+        return "unknown"
     if rx.stoptime is None:
         return "unknown"
     return "completed" if context.has_passed(rx.stoptime) else "active"
@@ -133,6 +141,15 @@ def _text_filter(field: str, code: str) -> Q:
     return Q(**{f"{field}__icontains": code.strip()})
 
 
+def _release_status_filter(qs, status: str):
+    """The released filter keeps rows whose derived status equals the argument (never ``stopped``)."""
+    if status == "completed":
+        return qs.filter(starttime__isnull=False, stoptime__isnull=False)
+    if status == "active":
+        return qs.filter(starttime__isnull=False, stoptime__isnull=True)
+    return qs.none()
+
+
 def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     """``completed`` and ``stopped`` both mean "ended before the current date": MIMIC does not tell them apart."""
     check_scope(args=args, context=context)
@@ -141,7 +158,9 @@ def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> 
         qs = qs.filter(hadm_id=args["hadm_id"])
     if args["medication"] is not None:
         qs = qs.filter(_text_filter("drug", args["medication"]))
-    if args["status"] == "active":
+    if context.bounds == "release" and args["status"] is not None:
+        qs = _release_status_filter(qs, args["status"])
+    elif args["status"] == "active":
         qs = qs.filter(stoptime__gte=context.now)
     elif args["status"] in ("completed", "stopped"):
         qs = qs.filter(stoptime__lt=context.now)
@@ -165,7 +184,8 @@ def medication_administration_search(*, args: dict[str, Any], context: ToolConte
             {
                 "resourceType": "MedicationAdministration",
                 "id": f"emar-{row.emar_id}",
-                "status": emar_status(event),
+                # the release says completed for every emar row (its event in _event_txt); statusReason keeps it here
+                "status": "completed" if context.bounds == "release" else emar_status(event),
                 "statusReason": [{"text": event}] if event else None,
                 "medicationCodeableConcept": {"text": row.medication or "(not recorded)"},
                 "subject": ref("Patient", row.subject_id),

@@ -244,6 +244,7 @@ def _unknown_code(*, code: str, category: str) -> ToolError:
 
 
 # --- vital signs (ICU chartevents + outpatient omr) ------------------------------------------
+_NO_BOUND = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
 
 
 _VITAL_SELECT = """
@@ -265,6 +266,11 @@ def _vital_resources(
     if not fits_integer(args["subject_id"], args["hadm_id"]):
         return [], 0  # no such row (the ORM did not even query)
     start, end = time_window(context=context, date_from=args["date_from"], date_to=args["date_to"])
+    # The release reads ICU vitals of every stay with neither its date bounds nor hadm_id (semantics file §1):
+    # under release bounds the same rows, after the current date too; strict keeps the cutoff.
+    release = context.bounds == "release"
+    if release:
+        start, end = None, _NO_BOUND
     items = m.DItem._meta.db_table
     if itemids is None:
         ids, categories = sorted(codes.VITAL_ITEMIDS), codes.VITAL_CATEGORIES
@@ -276,7 +282,7 @@ def _vital_resources(
         placeholders, item_params = ", ".join(["%s"] * len(itemids)), list(itemids)
     sql = _VITAL_SELECT.format(items=items, chart=m.ChartEvent._meta.db_table, itemids=placeholders)
     params: list[Any] = [db_datetime(end), *item_params, args["subject_id"]]
-    if args["hadm_id"] is not None:
+    if args["hadm_id"] is not None and not release:
         sql += " AND c.hadm_id = %s"
         params.append(args["hadm_id"])
     if start is not None:

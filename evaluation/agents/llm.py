@@ -1,4 +1,4 @@
-"""The model under test behind any OpenAI-compatible endpoint, through :mod:`physreview.llm`.
+"""The model under test behind any OpenAI-compatible endpoint, through :mod:`core.llm`.
 
 Retries (with Retry-After), the concurrency limit, cost and the response cache (keyed by the request
 hash, salted by the trial so repeated trials for pass^k are real samples) come from the LLM client.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.llm import LLMClient, LLMRequestError, LLMResponseError, role_config
+from core.llm.config import display_url
 from evaluation.agents.base import AgentCall, AgentInfraError, AgentReply, AgentRequest
-from physreview.llm import LLMClient, LLMRequestError, LLMResponseError, role_config
-from physreview.llm.config import display_url
 
 ROLE = "model_under_test"
 

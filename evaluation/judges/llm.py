@@ -13,8 +13,8 @@ import hashlib
 import json
 from typing import Any
 
+from core.llm import LLMClient
 from evaluation.judges.rules import Verdict
-from physreview.llm import LLMClient
 
 PROMPT_VERSION = "llm-judge-1"
 MAX_ATTEMPTS = 3
@@ -95,7 +95,7 @@ class ClientJudge:
 
     def endpoint(self) -> dict[str, Any]:
         """``describe()["endpoint"]``: the URL without credentials and the *name* of the key variable."""
-        from physreview.llm.config import display_url
+        from core.llm.config import display_url
 
         return {"base_url": display_url(self.client.config.base_url), "api_key_env": self.client.config.api_key_env}
 

@@ -67,8 +67,23 @@ class Verdict:
 def _param_matches(expected: Any, given: Any) -> bool:
     if isinstance(expected, str):
         exp, got = squash(expected), squash(given if given is not None else "")
-        return bool(exp) and (exp == got or exp in got)
+        if not exp:
+            return False
+        # part of the given text, but never part of a number: "5mg" is not in "2.5mg" nor in "15mg"
+        return exp == got or any(
+            not (exp[:1].isdigit() and i and (got[i - 1].isdigit() or got[i - 1] == "."))
+            and not (exp[-1:].isdigit() and got[i + len(exp) : i + len(exp) + 1].isdigit())
+            for i in _occurrences(got, exp)
+        )
     return expected == given
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    out, start = [], text.find(part)
+    while start >= 0:
+        out.append(start)
+        start = text.find(part, start + 1)
+    return out
 
 
 def check_write_call(*, writes: list[dict[str, Any]], tool: str, params: dict[str, Any]) -> tuple[bool, str]:

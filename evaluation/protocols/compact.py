@@ -49,10 +49,22 @@ def _observation(r: dict[str, Any]) -> str:
     return f"  - {code} @ {date}"
 
 
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _medication_request(r: dict[str, Any]) -> str:
-    dose = _first(r.get("dosageInstruction")).get("text", "")
+    """The release's tool layer writes the dosage text "<dose><unit> <route>" ("5mg PO/NG") and no authoredOn,
+    so its runner shows "Apixaban [completed]: 5mg PO/NG @ " (semantics file, corrections)."""
+    dosage = _first(r.get("dosageInstruction"))
+    quantity = _first(dosage.get("doseAndRate")).get("doseQuantity") or {}
+    route = _text(dosage.get("route"))
+    if quantity.get("value") is not None:
+        dose = f"{_number(quantity['value'])}{quantity.get('unit') or ''} {route}".strip()
+    else:
+        dose = route
     drug = _text(r.get("medicationCodeableConcept"))
-    return f"  - {drug} [{r.get('status', '')}]: {dose} @ {_day(r.get('authoredOn'))}"
+    return f"  - {drug} [{r.get('status', '')}]: {dose} @ "
 
 
 def _medication_administration(r: dict[str, Any]) -> str:
@@ -66,7 +78,8 @@ def _medication_administration(r: dict[str, Any]) -> str:
 def _condition(r: dict[str, Any]) -> str:
     status = r.get("clinicalStatus") or {}
     clinical = status.get("text") or _first(status.get("coding")).get("code", "")
-    return f"  - {_text(r.get('code'))} [{clinical}] @ {_day(r.get('recordedDate'))}"
+    # the release's Conditions carry no date
+    return f"  - {_text(r.get('code'))} [{clinical}] @ "
 
 
 def _diagnostic_report(r: dict[str, Any]) -> str:
@@ -96,7 +109,9 @@ def _procedure(r: dict[str, Any]) -> str:
 
 
 def _care_plan(r: dict[str, Any]) -> str:
-    return f"  - {r.get('title') or _text(_first(r.get('category')))} [{r.get('status', '')}]"
+    """The release gives one CarePlan per discharge-note section, shown as "<section> [completed]"."""
+    sections = [_text(c) for c in r.get("category") or [] if _text(c)] or [str(r.get("title") or "")]
+    return "\n".join(f"  - {section} [completed]" for section in sections)
 
 
 def _document(r: dict[str, Any]) -> str:

@@ -4,15 +4,15 @@ Messages: a system prompt (role, tool use by task type, prepare_to_answer last, 
 patient tools), a user message ``[Environment Info]`` with the record's ``env_info``, ``subject_id``
 and ``hadm_id``, an assistant acknowledgement, then the turns' requests. The model keeps its whole
 history, tool calls and results included. Every step offers the session's own stored schemas (the
-run's language) with ``prepare_to_answer`` taking no parameters, ``tool_choice="auto"``; at most
+run's language; the record's own ``prepare_to_answer``, else one without parameters), ``tool_choice="auto"``; at most
 :data:`~evaluation.protocols.RELEASE_MAX_STEPS` model steps (several calls per step). Tool results
 reach the model as compact text (:mod:`.compact`). A turn that ends without text (after
 ``prepare_to_answer``, after the last step, or an empty reply) gets the final nudge: the plain
 "answer now" request with ``tool_choice="none"``, retried while the reply stays empty (at most
 :data:`NUDGE_ATTEMPTS` calls, as the release does), and not kept in the history.
 
-The prompt texts follow the release's structure and instructions in our own words (the released
-prompt also has a clause for a clarification tool that the released sets do not offer; it is left out).
+The system prompt states the instructions of the one the released ``run_eval.py`` passes (its second
+version) in our own words; the other texts follow the release's structure in our words.
 """
 
 from __future__ import annotations
@@ -22,42 +22,39 @@ import json
 from typing import Any
 
 from ehr.fhir import tool_schemas
-from evaluation.agent import ToolRunner, TurnLog, TurnOutcome, _assistant_message
+from evaluation.agent import _assistant_message
 from evaluation.agents.base import Agent, AgentInfraError, AgentReply
 from evaluation.dataset import EvalSession, EvalTurn
 from evaluation.protocols import RELEASE_MAX_STEPS
 from evaluation.protocols.compact import compact_observation
+from evaluation.tool_runner import ToolRunner
+from evaluation.turn_log import TurnLog, TurnOutcome
 
-PROMPT_VERSION = "release-runner-1"
+PROMPT_VERSION = "release-runner-2"  # 2: the prompt the released run_eval.py passes (issue 33)
 NUDGE_ATTEMPTS = 3
+# The instructions of the system prompt the released runner is given (run_eval.py's second version), in our words.
 SYSTEM_PROMPT = {
     "en": (
-        "You are a clinical decision-support assistant helping a physician in a hospital or ICU. You can query the "
-        "patient's electronic health record with the EHR tools and interview the patient with the patient tools.\n\n"
-        "How to work:\n"
-        "1. Read the physician's clinical question and decide which tools it needs.\n"
-        "2. Lookup questions: call exactly one EHR tool, then prepare_to_answer.\n"
-        "3. Data gathering: call two to four EHR tools (in parallel when they do not depend on each other), "
-        "then prepare_to_answer.\n"
-        "4. Protocol questions: no tool is needed; answer from clinical knowledge.\n"
-        "5. Patient intake: call one to four patient.* tools to interview the patient, then prepare_to_answer.\n"
-        "6. Make prepare_to_answer your last action before you give the final answer.\n"
-        "7. Always pass the session_id from the environment info to the patient tools (patient.get_*).\n\n"
-        "Be concise and clinical. The final answer gives the key findings from the tool results, their clinical "
-        "interpretation, and the recommended next steps where there are any."
+        "You are a clinical decision-support agent working with a physician in a hospital or ICU. You have EHR "
+        "tools for the patient's structured record and tools to interview the patient.\n\n"
+        "- Gather with the tools whatever the physician's question needs; never ask the physician for data you can "
+        "look up yourself.\n"
+        "- Choose the tools and how many to call on your own: as many as the question needs, then stop.\n"
+        "- Give the patient tools the session_id from the environment info.\n"
+        "- When a question is implicit or elliptic, work out what it refers to from the conversation so far before "
+        "you act.\n"
+        "- Answer briefly but completely: the relevant values with their units and whether they are normal or "
+        "abnormal, and the clinical conclusion or recommendation the question asks for.\n"
+        "- Call prepare_to_answer as your last action before you answer."
     ),
     "zh": (
-        "你是一名临床决策支持助手，在医院或ICU中协助医生。你可以用电子病历（EHR）工具查询患者病历，"
-        "并用患者工具询问患者。\n\n"
-        "工作方式：\n"
-        "1. 阅读医生的临床问题，判断需要哪些工具。\n"
-        "2. 查询类问题：只调用一个EHR工具，然后调用prepare_to_answer。\n"
-        "3. 数据收集：调用二到四个EHR工具（互不依赖的可并行调用），然后调用prepare_to_answer。\n"
-        "4. 诊疗规范类问题：无需工具，依据临床知识回答。\n"
-        "5. 患者问诊：调用一到四个patient.*工具询问患者，然后调用prepare_to_answer。\n"
-        "6. 给出最终回答前，最后一个操作必须是prepare_to_answer。\n"
-        "7. 调用患者工具（patient.get_*）时，始终传入环境信息中的session_id。\n\n"
-        "回答简明、专业：给出工具结果中的关键发现、临床解读，以及（如适用）建议的后续步骤。"
+        "你是一名临床决策支持助手，在医院或ICU中与医生合作。你有查询患者结构化病历的EHR工具，以及询问患者的工具。\n\n"
+        "- 用工具获取医生问题所需的信息；能自己查到的数据不要向医生索取。\n"
+        "- 自行决定调用哪些工具、调用几个：问题需要多少就调用多少，然后停止。\n"
+        "- 调用患者工具时传入环境信息中的session_id。\n"
+        "- 问题隐含或省略时，先根据此前的对话弄清所指，再行动。\n"
+        "- 回答简短而完整：给出相关数值及单位、是否正常，以及问题所要的临床结论或建议。\n"
+        "- 回答前的最后一个操作调用prepare_to_answer。"
     ),
 }
 ENVIRONMENT = {
@@ -110,18 +107,21 @@ def _name(schema: Any) -> str:
 
 def release_tools(*, session: EvalSession, language: str) -> tuple[dict[str, Any], ...]:
     """The session's stored schemas in ``language`` (the contract's when none are stored), first of each
-    name kept, the stored ``prepare_to_answer`` replaced by the parameterless one at the end. A tuple:
-    the LLM client prepares it once (build it once per job)."""
+    name kept. The record's own ``prepare_to_answer`` (with ``answer_type``) wins the de-duplication, as in
+    the released runner (semantics file, corrections); a record without one gets the parameterless one at
+    the end. A tuple: the LLM client prepares it once (build it once per job)."""
     stored = list(session.tool_schemas(language)) or tool_schemas(language=language)
     seen: set[str] = set()
     out = []
     for schema in stored:
         name = _name(schema)
-        if name == "prepare_to_answer" or name in seen:
+        if name in seen:
             continue
         seen.add(name)
         out.append(schema)
-    return (*out, prepare_to_answer_schema(language))
+    if "prepare_to_answer" not in seen:
+        out.append(prepare_to_answer_schema(language))
+    return tuple(out)
 
 
 def session_history(*, session: EvalSession, language: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotations.models import Assignment
 from annotations.roles import is_adjudicator
+from evaluation.metrics import LOW_SCORED_SHARE
 from evaluation.models import EvalRun, EvalStatus, TurnResult
 
 LANGUAGES = ("en", "zh")
@@ -135,6 +136,10 @@ def run_row(*, run: EvalRun) -> dict[str, Any]:
         "status": run.status,
         "pending_turns": (summary.get("pending") or {}).get("turns"),
     }
+    # A run scored on less than half its items is marked (its figures cover few items; issue 33).
+    shares = [m.get("scored_share") for m in metrics.values() if m.get("scored_share") is not None]
+    row["scored_share"] = min(shares) if shares else None
+    row["low_scored"] = row["scored_share"] is not None and row["scored_share"] < LOW_SCORED_SHARE
     for lang in LANGUAGES:
         m = metrics.get(lang) or {}
         for key, _header, path in PAPER_COLUMNS:

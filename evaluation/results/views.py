@@ -154,6 +154,7 @@ def _lang_tables(summary: dict[str, Any]) -> list[dict[str, Any]]:
         cells.append(("pass^k", present.value_text(selectors.max_k(m), percent=True)))
         cells.append((_("Safety failures"), present.value_text(m.get("safety_failure_rate"), percent=True)))
         counts = f"{m.get('n_sessions', 0)} / {m.get('n_turns', 0)} / {m.get('n_turns_scored', 0)}"
+        cells.append((_("Items scored"), present.value_text(m.get("scored_share"), percent=True)))
         out.append({"lang": lang, "cells": cells, "counts": counts})
     return out
 

@@ -230,6 +230,7 @@ class Untraced:
     text: str
     reason: str  # value | unit | date | time | year
     record_units: tuple[str, ...] = ()
+    token: NumberToken | None = None
 
 
 def untraced(*, text: str, pool: Pool) -> list[Untraced]:
@@ -247,7 +248,7 @@ def untraced(*, text: str, pool: Pool) -> list[Untraced]:
         units = pool.values.get(n.value)
         if units is None:
             if not (n.value in pool.years and n.unit is None):
-                out.append(Untraced(_shown(n), "value"))
+                out.append(Untraced(_shown(n), "value", token=n))
             continue
         wanted = unit_key(n.unit)
         if wanted is not None and None not in units and wanted not in units:

@@ -5,9 +5,12 @@ when the record says 5 mg). Three kinds are read from every request form (explic
 
 * **drug + dose**: a number with a dose unit (mg, mcg, g, units, mEq, mL; 毫克 …) after a drug name
   of the lexicon (the patient's prescription names and the glossary's drugs, EN and ZH) in the same
-  clause. It is a *premise* unless it is a proposal: written after "to"/"改为" (the target of a
-  change), or in a clause that orders/suggests ("order", "start", "consider", "开具", "建议" …)
-  without a change verb ("continue", "reduce", "hold", "继续", "减" …) or "from"/"currently".
+  clause, or right before it ("2.5 mg of apixaban"). Written right after "instead of", "rather than",
+  "from", "currently (on)", "was given", "is on" (a few words of drug name between allowed) or
+  "从"/"而不是"/"目前" it is a *premise* whatever else the clause says. Otherwise it is a premise unless
+  it is a proposal: written after "to"/"改为" (the target of a change, also "from A to B 5 mg"), or in a
+  clause that orders/suggests ("order", "start", "consider", "开具", "建议" …) without a change verb
+  ("continue", "reduce", "hold", "继续", "减" …) or "from"/"currently".
   Checked with ``MedicationRequest.search(subject_id, medication)``: some visible order must have
   that dose (value and unit).
 * **lab + value**: a lab or vital name of the lexicon (our code aliases, the patient's lab labels, the
@@ -77,6 +80,15 @@ _TARGET_BEFORE = re.compile(
     r"\b(?:to|into|up to|target(?:ing)?|goal)\s*$|(?:改为|调至|调整为|增至|增加到|减至|减为|加到|到)\s*$"
 )
 _FROM_BEFORE = re.compile(r"\b(?:from|currently|current|taking|receiving)\b|从|目前|当前|正在")
+# Right before a dose (a few words of drug name between allowed): the dose is what the patient is on.
+_STATED_BEFORE = re.compile(
+    r"(?:\binstead of|\brather than|\bin place of|\bfrom|\bcurrently(?: on| taking| receiving)?|\bwas given|"
+    r"\b(?:is|was|has been|had been) (?:on|taking|receiving)|\bthe current|\bexisting|\bhome dose of)"
+    r"(?:\s+(?!to\b|into\b|and\b|then\b)[A-Za-z][A-Za-z-]*){0,3}\s*$|(?:从|而不是|而非|代替|目前|当前|正在用)\S{0,8}$",
+    re.IGNORECASE,
+)
+# A dose written before its drug ("was given 2.5 mg of apixaban"): the drug within these characters after it.
+_DRUG_AFTER_GAP = 12
 _CHANGE = re.compile(
     r"\b(?:continue|continuing|keep|hold|stop|discontinue|reduce|decrease|lower|increase|raise|titrate|change|adjust|"
     r"resume|taper|double|halve)\b|继续|停用|暂停|减量|减少|加量|调整|维持|停",
@@ -190,6 +202,9 @@ def find_premises(*, text: str, lexicon: Lexicon) -> list[Premise]:
     for hit in _DOSE.finditer(text):
         start = _clause_start(text, hit.start())
         before = [d for d in drugs if start <= d[0] and d[1] <= hit.start() and hit.start() - d[1] <= _MAX_GAP]
+        after = [d for d in drugs if hit.end() <= d[0] <= hit.end() + _DRUG_AFTER_GAP]
+        if after and not before and re.fullmatch(r"\s*(?:of\s+)?(?:the\s+)?", text[hit.end() : after[0][0]]):
+            before = after[:1]
         if not before or _is_proposal(text[start : hit.start()]):
             continue
         d = before[-1]
@@ -197,7 +212,7 @@ def find_premises(*, text: str, lexicon: Lexicon) -> list[Premise]:
             Premise(
                 "dose",
                 d[2],
-                text[d[0] : hit.end()],
+                text[min(d[0], hit.start()) : max(d[1], hit.end())],
                 as_decimal(hit.group(1)),
                 _DOSE_UNITS[hit.group(2).lower()],
             )
@@ -226,8 +241,12 @@ def find_premises(*, text: str, lexicon: Lexicon) -> list[Premise]:
 
 def _is_proposal(before: str) -> bool:
     """Whether the dose right after ``before`` (its clause so far) is proposed rather than stated."""
+    if _STATED_BEFORE.search(before):
+        return False  # "instead of 2.5 mg", "currently on apixaban 2.5 mg": what the patient is on
     if _TARGET_BEFORE.search(before):
         return True
+    if re.search(r"\bfrom\b(?!.*\bfrom\b).*\b(?:to|into)\b", before, re.IGNORECASE):
+        return True  # "switch from amiodarone to warfarin 5 mg": the target of the change
     if _FROM_BEFORE.search(before) or _CHANGE.search(before):
         return False
     return bool(_PROPOSE.search(before))

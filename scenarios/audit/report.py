@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 COUNT_KEYS = ("calls", "reproduced", "differs", "leaks", "not_reexecuted", "untraced", "premises")
+# Information, not a warning: a number traced to the knowledge table (scenarios.audit.knowledge).
+INFO_KIND = "knowledge"
 _HEADINGS = ("turn", "EHR calls", "reproduced", "differ", "leak", "not re-run", "untraced", "premises")
 
 
@@ -41,7 +43,7 @@ class SessionResult:
 
     @property
     def findings(self) -> int:
-        return sum(len(t.findings) for t in self.turns)
+        return sum(len(warnings(t.findings)) for t in self.turns)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,8 +69,10 @@ class AuditReport:
             "sessions": len(self.sessions),
             "turns": len(turns),
             **counts,
-            "findings": sum(len(t.findings) for t in turns),
-            "turns_with_findings": sum(1 for t in turns if t.findings),
+            "findings": sum(len(warnings(t.findings)) for t in turns),
+            "turns_with_findings": sum(1 for t in turns if warnings(t.findings)),
+            "knowledge": sum(1 for t in turns for f in t.findings if f["kind"] == INFO_KIND),
+            "representation": sum(1 for t in turns for c in t.calls if c.get("representation")),
             "reproduced_share": round(counts["reproduced"] / counts["calls"], 4) if counts["calls"] else None,
         }
 
@@ -84,14 +88,21 @@ class AuditReport:
         return totals_line(self.totals, bounds=self.bounds)
 
 
+def warnings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [f for f in findings if f.get("kind") != INFO_KIND]
+
+
 def totals_line(totals: dict[str, Any], *, bounds: str) -> str:
     share = totals.get("reproduced_share")
     pct = f" ({share * 100:.1f}%)" if share is not None else ""
     return (
         f"gold audit ({bounds} bounds): {totals['sessions']} session(s), {totals['turns']} turn(s); "
         f"EHR calls {totals['reproduced']}/{totals['calls']} reproduced{pct}, {totals['differs']} differ, "
+        f"{totals.get('representation', 0)} with representation-only differences (ids, references, one-sided "
+        "fields), "
         f"{totals['leaks']} leak(s); {totals['not_reexecuted']} patient/write/control step(s) not re-executed; "
-        f"{totals['untraced']} untraced number(s); {totals['premises']} possible false premise(s)"
+        f"{totals['untraced']} untraced number(s) ({totals.get('knowledge', 0)} traced to the knowledge table); "
+        f"{totals['premises']} possible false premise(s)"
     )
 
 
@@ -112,5 +123,6 @@ def session_table(result: SessionResult) -> list[str]:
         )
     for t in result.turns:
         for f in t.findings:
-            lines.append(f"  ! turn {t.index}: {f['message']}")
+            mark = "~" if f["kind"] == INFO_KIND else "!"
+            lines.append(f"  {mark} turn {t.index}: {f['message']}")
     return lines

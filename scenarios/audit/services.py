@@ -29,7 +29,8 @@ from django.utils import timezone
 from ehr.fhir import REGISTRY, ToolContext, canonical_name, execute_tool
 from ehr.fhir.context import check_bounds
 from ehr.fhir.legacy import upgrade_arguments
-from scenarios.audit import numbers, premises, selectors
+from scenarios.audit import knowledge, numbers, premises, selectors
+from scenarios.audit.canonical import canonical, compare_canonical
 from scenarios.audit.facts import compare, leaks, result_facts
 from scenarios.audit.report import COUNT_KEYS, AuditReport, SessionResult, TurnResult
 from scenarios.models import GoldAudit, GoldStep, RubricItem, Session, Turn
@@ -48,6 +49,15 @@ def _kind(tool: str) -> str:
     return REGISTRY[name].kind if name else "unknown"
 
 
+def _differences(*, stored: Any, fresh: Any) -> tuple[list[Any], list[str]]:
+    """Compare on record identity and canonical facts; a non-FHIR result on its leaf facts."""
+    a, b = canonical(stored), canonical(fresh)
+    if a is not None and b is not None:
+        found = compare_canonical(stored=a, fresh=b)
+        return found.differences, found.representation
+    return compare(stored=result_facts(stored), fresh=result_facts(fresh)), []
+
+
 def audit_call(*, step: GoldStep, context: ToolContext) -> dict[str, Any]:
     """One gold step: its status (reproduced | differs | leak | not_reexecuted) and what was found."""
     kind = _kind(step.tool)
@@ -56,12 +66,14 @@ def audit_call(*, step: GoldStep, context: ToolContext) -> dict[str, Any]:
         return {**call, "status": "not_reexecuted"}
     fresh = execute_tool(name=step.tool, arguments=step.arguments, context=context)
     stored = result_facts(step.observation)
-    differences = compare(stored=stored, fresh=result_facts(fresh))
+    differences, representation = _differences(stored=step.observation, fresh=fresh)
     cutoff = dt.datetime.combine(context.current_date, dt.time.min)
     only = _RELEASE_LEAK_TYPES if context.bounds == "release" else None
     late = leaks(stored=stored, cutoff=cutoff, only_types=only)
     call["status"] = "leak" if late else "differs" if differences else "reproduced"
     call["arguments"] = step.arguments
+    if representation:
+        call["representation"] = representation
     if differences:
         call["n_differences"] = len(differences)
         call["differences"] = [d.to_dict() for d in differences[:MAX_LISTED]]
@@ -102,6 +114,21 @@ def _number_findings(*, turn: Turn, pool: numbers.Pool) -> list[dict[str, Any]]:
     grouped: dict[tuple[str, str], dict[str, Any]] = {}
     for place, text in texts:
         for miss in numbers.untraced(text=text or "", pool=pool):
+            source = knowledge.trace(text=text, number=miss.token) if miss.token is not None else None
+            if source is not None:
+                known = grouped.setdefault(
+                    (miss.text, "knowledge"),
+                    {
+                        "kind": "knowledge",
+                        "number": miss.text,
+                        "entry": source.key,
+                        "source": source.source,
+                        "places": [],
+                    },
+                )
+                if place not in known["places"]:
+                    known["places"].append(place)
+                continue
             entry = grouped.setdefault(
                 (miss.text, miss.reason),
                 {"kind": "untraced", "number": miss.text, "reason": miss.reason, "places": []},
@@ -112,6 +139,10 @@ def _number_findings(*, turn: Turn, pool: numbers.Pool) -> list[dict[str, Any]]:
                 entry["places"].append(place)
     out = []
     for entry in grouped.values():
+        if entry["kind"] == "knowledge":
+            entry["message"] = f"{entry['number']} is a published threshold or score constant ({entry['entry']})"
+            out.append(entry)
+            continue
         where = ", ".join(
             f"{_PLACE_LABEL[p['field']]}{' ' + str(p['item']) if 'item' in p else ''} ({p['language'].upper()})"
             for p in entry["places"]

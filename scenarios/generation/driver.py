@@ -13,7 +13,7 @@ from scenarios.generation.session import build_session
 from scenarios.generation.types import GateFailure, GenerationOutcome, SessionDraft
 
 if TYPE_CHECKING:
-    from scenarios.generation.llm_backend import LLMRoles
+    from scenarios.generation.llm_roles import LLMRoles
 
 logger = logging.getLogger(__name__)
 

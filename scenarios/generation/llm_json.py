@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from physreview.llm import LLMRequestError, UsageAccumulator
+from core.llm import LLMRequestError, UsageAccumulator
 from scenarios.generation.prompts import REASK, Prompt
 
 # Schema: key → "str" (non-empty) | "str?" (optional: any string, null or absent) | "bool"

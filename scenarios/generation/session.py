@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ehr.fhir import ToolContext
 from scenarios.generation import turns_lookup as lookup
 from scenarios.generation import turns_reason as reason
+from scenarios.generation import turns_renal as renal
 from scenarios.generation import turns_write as write
 from scenarios.generation.common import Built, PatientAnswer, TurnContext
 from scenarios.generation.planner import patient_age_sex
@@ -28,9 +29,9 @@ BUILDERS: dict[str, Callable[[TurnContext], Built]] = {
     "cr_ref_range": reason.cr_ref_range,
     "cr_trend": reason.cr_trend,
     "cr_threshold": reason.cr_threshold,
-    "cr_crcl": reason.cr_crcl,
+    "cr_crcl": renal.cr_crcl,
     "cr_interaction": reason.cr_interaction,
-    "cr_renal_dosing": reason.cr_renal_dosing,
+    "cr_renal_dosing": renal.cr_renal_dosing,
     "wu_hold_drug": write.wu_hold_drug,
     "wu_order_lab": write.wu_order_lab,
     "wu_flag": write.wu_flag,

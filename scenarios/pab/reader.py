@@ -2,8 +2,8 @@
 
 Lines are decoded one at a time so a bad byte or bad JSON is reported on its own line.
 Blank lines are skipped; a UTF-8 byte-order mark on the first line is accepted.
-For the top-level fields a caller does not know, the line's own text of each value is kept as well
-(:attr:`Line.texts`), so that they can be written back byte for byte.
+The line's own text of each top-level value is kept as well (:attr:`Line.texts`, in the line's order),
+so that fields unchanged since import can be written back byte for byte, in their order.
 """
 
 import json
@@ -22,7 +22,7 @@ class Line:
     nbytes: int  # for progress bars
     value: Any = None
     error: PabLineError | None = None
-    texts: dict[str, str] = field(default_factory=dict)  # unknown top-level field → its JSON text
+    texts: dict[str, str] = field(default_factory=dict)  # top-level field → its JSON text, in line order
 
 
 def _reject_constant(name: str) -> Any:
@@ -79,8 +79,7 @@ def member_texts(text: str) -> dict[str, str]:
 def read_lines(path: Path, *, known: Collection[str] | None = None) -> Iterator[Line]:
     """One :class:`Line` per non-blank line: the decoded value, or the error.
 
-    With ``known``, a record with other top-level fields also gets their texts (the line is scanned a
-    second time only then, so files of known fields alone cost nothing extra).
+    With ``known`` (any collection: the caller reads records), each record also gets its members' texts.
     """
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -92,7 +91,6 @@ def read_lines(path: Path, *, known: Collection[str] | None = None) -> Iterator[
             except PabLineError as exc:
                 yield Line(number=number, nbytes=len(raw), error=exc)
                 continue
-            texts = {}
-            if known is not None and isinstance(value, dict) and any(k not in known for k in value):
-                texts = {k: v for k, v in member_texts(text).items() if k not in known}
+            # every member's own text (issue 33): the export writes a field unchanged since import as it was read
+            texts = member_texts(text) if known is not None and isinstance(value, dict) else {}
             yield Line(number=number, nbytes=len(raw), value=value, texts=texts)

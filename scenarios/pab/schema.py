@@ -445,11 +445,11 @@ def parse_record(raw: Any, *, texts: dict[str, str] | None = None) -> ParsedReco
     if not verbatim:
         del fields["import_meta"]["verbatim"]
     fields["extra"] = {k: v for k, v in raw.items() if k not in KNOWN_FIELDS}
-    spelling = {
-        k: e for k, t in (texts or {}).items() if k in fields["extra"] and (e := keep_spelling(value=raw[k], text=t))
-    }
+    # Every field's imported text (key order, spacing, escapes, 5.0): written back while its value is unchanged.
+    spelling = {k: e for k, t in (texts or {}).items() if k in raw and (e := keep_spelling(value=raw[k], text=t))}
     if spelling:
         fields["import_meta"]["spelling"] = spelling
+    fields["import_meta"]["order"] = list(raw)
     return ParsedRecord(fields=fields, turns=turns)
 
 

@@ -197,16 +197,18 @@ def export_pab(
     statuses: list[str] | None = None,
     progress: bool = False,
     serialize: Callable[[Session], str] | None = None,
+    extension: bool = True,
 ) -> ExportResult:
     """Write the matching sessions to ``out`` (one JSON object per line, UTF-8), atomically.
 
-    ``serialize`` replaces the record serializer (tests use it to fail half-way).
+    ``serialize`` replaces the record serializer (tests use it to fail half-way). ``extension=False`` leaves
+    out PhysReview's ``physreview`` member: an unedited imported line is then written byte for byte.
     """
     _check_filters(scenarios=scenarios, tiers=tiers)
     out = Path(out)
     if not out.parent.is_dir():
         raise PabArgumentError(f"{out.parent}: no such directory")
-    serialize = serialize or (lambda s: dumps_record(session_to_record(s)))
+    serialize = serialize or (lambda s: dumps_record(session_to_record(s, extension=extension)))
     qs = sessions_for_export(scenarios=scenarios, tiers=tiers, statuses=statuses)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     tmp = Path(tmp_name)

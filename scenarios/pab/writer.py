@@ -1,9 +1,11 @@
 """A session (with turns, steps and rubric items loaded) → one PhysAssistBench JSON line.
 
-Key order: the format's fields in :data:`~scenarios.pab.schema.FIELD_ORDER`, then unknown imported
-fields sorted by name, then ``physreview``. Nested objects have sorted keys (PostgreSQL's jsonb does
-not keep key order, so sorting is what makes the output identical on both databases), except in an
-unknown field's value, which is written with its imported text while unchanged.
+Key order: an imported record's own order; otherwise (and for fields it lacked) the format's fields in
+:data:`~scenarios.pab.schema.FIELD_ORDER`, then unknown fields sorted by name; then ``physreview``.
+A field whose value is unchanged since import is written with its imported text (nested key order,
+spacing, escapes, ``5.0``), so an unedited release line comes back byte for byte (plus ``physreview``
+unless left out). Other values have sorted nested keys (PostgreSQL's jsonb does not keep key order, so
+sorting is what makes the output identical on both databases).
 
 ``physreview`` carries what PAB lacks, for our own import to restore::
 
@@ -79,8 +81,11 @@ def _rubric_meta(item: RubricItem) -> dict[str, Any]:
     return meta
 
 
-def session_to_record(session: Session) -> dict[str, Any]:
-    """Uses ``session.turns.all()`` and each turn's ``steps`` / ``rubric_items`` (prefetch them)."""
+def session_to_record(session: Session, *, extension: bool = True) -> dict[str, Any]:
+    """Uses ``session.turns.all()`` and each turn's ``steps`` / ``rubric_items`` (prefetch them).
+
+    ``extension=False``: the release's fields only (no ``physreview`` member).
+    """
     turns = sorted(session.turns.all(), key=lambda t: t.index)
     steps = [sorted(t.steps.all(), key=lambda s: s.idx) for t in turns]
     rubric = [sorted(t.rubric_items.all(), key=lambda r: r.idx) for t in turns]
@@ -138,10 +143,17 @@ def session_to_record(session: Session) -> dict[str, Any]:
     if rec["answer_list_zh"] is None:
         del rec["answer_list_zh"]
 
-    ordered = {name: rec[name] for name in FIELD_ORDER if name in rec}
     spelling = meta.get("spelling", {})
-    for name in sorted(session.extra or {}):
-        ordered[name] = spelled(stored=spelling.get(name), value=session.extra[name])
+    values = {**rec, **(session.extra or {})}
+    # The imported order first (issue 33: a release line comes back byte for byte), then fields we add.
+    # An imported record keeps exactly its fields: aliases it lacked are not added (our additions go to physreview).
+    names = [n for n in meta.get("order", []) if n in values and n != EXTENSION_FIELD]
+    if not names:
+        names = [n for n in FIELD_ORDER if n in rec]
+    names += [n for n in sorted(session.extra or {}) if n not in names]
+    ordered = {name: spelled(stored=spelling.get(name), value=values[name]) for name in names}
+    if not extension:
+        return ordered
     ordered[EXTENSION_FIELD] = {
         "format": EXTENSION_FORMAT,
         "patient_memory": session.patient_memory,

@@ -12,11 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
-from scenarios.rubric_compiler import rules_facts, rules_negation, rules_write
+from scenarios.rubric_compiler import rules_facts, rules_negation, rules_prose_write, rules_status, rules_write
 from scenarios.rubric_compiler.types import Candidate, Compiled, Outcome, Skip
 from scenarios.rubric_compiler.verbs import is_judgement
+from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
 
 LANGS = ("en", "zh")
+# Skip reasons that say what an item asks for is more than a check: the other language's check cannot stand.
+OBJECTIONS = frozenset(
+    {"partial", "judgement", "several values", "several facts", "comparison", "negated conduct", "conflict"}
+)
 WRITE_TOOLS = ("MedicationRequest.create", "ServiceRequest.create", "Flag.create")
 
 
@@ -39,7 +44,10 @@ def attempt_language(
         return Skip("empty", "no text in this language")
     for rule in (
         lambda: rules_negation.negation_rule(text, lang=lang),
+        lambda: rules_prose_write.prose_write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
         lambda: rules_write.write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
+        lambda: rules_status.status_rule(text, lang=lang),
+        lambda: rules_status.no_change_rule(text, lang=lang),
     ):
         if (found := rule()) is not None:
             return found
@@ -90,14 +98,39 @@ def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
     return Candidate(check, en.rule, min(0.99, max(en.confidence, zh.confidence) + 0.05), en.explanation)
 
 
+def _gold_fails(check: dict[str, Any], gold_answers: dict[str, str]) -> str | None:
+    """Why the turn's gold answer fails a text check (None: it passes, or the check is not on the text)."""
+    for lang, answer in gold_answers.items():
+        if not (answer or "").strip():
+            continue
+        if check["kind"] == "value_unit":
+            ok, why = check_value_unit(
+                answer=answer, value=check["value"], unit=check["unit"], tolerance=check.get("tolerance", 0)
+            )
+        elif check["kind"] == "term":
+            ok, why = check_term(answer=answer, phrases=[*check["en"], *check["zh"]])
+        elif check["kind"] == "must_not_recommend":
+            ok, why = check_must_not_recommend(answer=answer, phrases=[*check["en"], *check["zh"]])
+        else:
+            continue
+        if not ok:
+            return f"the gold answer ({lang.upper()}) fails the derived check ({why}): a reviewer must look"
+    return None
+
+
 def attempt(
     *,
     text_en: str,
     text_zh: str,
     task_type: str,
     gold_steps: Sequence[Any] | None = None,
+    gold_answers: dict[str, str] | None = None,
 ) -> Outcome:
-    """The item's :class:`Outcome`: its check (or None) with the rule, confidence and explanation."""
+    """The item's :class:`Outcome`: its check (or None) with the rule, confidence and explanation.
+
+    ``gold_answers`` (``{"en": …, "zh": …}``, the turn's gold answer): a text check the gold answer fails is
+    not compiled (either the check or the gold is wrong, and the rules judge must not score on either).
+    """
     writes = gold_writes_of(gold_steps or ())
     per = {
         lang: attempt_language(text, lang=lang, task_type=task_type, gold_writes=writes)
@@ -106,10 +139,15 @@ def attempt(
     en, zh = per["en"], per["zh"]
     if isinstance(en, Candidate) and isinstance(zh, Candidate):
         chosen, languages = _combine(en, zh), ("en", "zh")
-    elif isinstance(en, Candidate):
-        chosen, languages = en, ("en",)
-    elif isinstance(zh, Candidate):
-        chosen, languages = zh, ("zh",)
+    elif isinstance(en, Candidate) or isinstance(zh, Candidate):
+        # One wording compiles. The release's Chinese item translates the English one (semantics file §3): when
+        # the other wording says the item asks for more than the check (partial, judgement …), they disagree
+        # and the strict reading wins; a wording our lexicon cannot read ("no pattern") does not object.
+        other, lang = (zh, "zh") if isinstance(en, Candidate) else (en, "en")
+        if other.reason in OBJECTIONS:
+            reason = f"the {lang.upper()} wording objects ({other.reason}: {other.explanation})"
+            return Outcome(None, "languages disagree", reason, per)
+        chosen, languages = (en, ("en",)) if isinstance(en, Candidate) else (zh, ("zh",))
     else:
         first = en if en.reason != "empty" else zh
         return Outcome(None, first.reason, first.explanation, per)
@@ -122,6 +160,8 @@ def attempt(
         return Outcome(None, "invalid", f"derived an invalid check ({exc})", per)
     if problems := write_call_contract_problems(check):
         return Outcome(None, "conflict", "; ".join(problems), per)
+    if gold_answers and (why := _gold_fails(check, gold_answers)):
+        return Outcome(None, "gold fails", why, per)
     compiled = Compiled(
         check=check,
         rule=chosen.rule,

@@ -31,13 +31,14 @@ GENERIC_EN = frozenset(
     """
     diagnosis diagnoses drug drugs medication medications medicine organism organisms pathogen allergy allergies
     symptom symptoms history finding findings cause culture cultures principal primary secondary main known
-    underlying coded order orders status report reported reports prescribed home character nature type
+    underlying coded order orders status report reported reports prescribed home character nature type route
     """.split()  # noqa: SIM905
 )
 STATUS_FILLER_EN = frozenset(
     "reference range normal upper lower limit limits trend trending ref therapeutic target".split()  # noqa: SIM905
 )
 GENERIC_ZH = "诊断药物病原体过敏症状病史主要次要编码医嘱状态性质表现为情况家中血培养尿给药途径"
+_INDICATION = re.compile(r"\bas the indication (?:for|of)\b|\bindication\b|适应[证症]", re.IGNORECASE)
 _NEGATED_FINDING_EN = re.compile(r"(?:\bno|\bwithout|\babsence of|\bnegative for|\bdenies)\s+$", re.IGNORECASE)
 _NEGATED_FINDING_ZH = re.compile(r"(?:无|未见|没有|否认)$")
 
@@ -121,10 +122,18 @@ def term_rule(text: str, *, lang: str) -> Candidate | Skip | None:
     statuses = [f for f in found if f.concept.kind == "status"]
     codes = list(tx.ICD.finditer(text)) if lang == "en" or re.search(r"[A-Z]\d", text) else []
     concepts = lexicon.distinct(entities)
+    context: list[tuple[int, int]] = []
+    drugs = [c for c in concepts if c.kind in ("drug", "drug_class")]
+    if not codes and _INDICATION.search(text) and len(drugs) <= 1 and len(concepts) - len(drugs) == 1:
+        # "identifies <diagnosis> as the indication (for <drug>)": the claim is the diagnosis; the drug is context
+        entities = [f for f in entities if f.concept.kind not in ("drug", "drug_class")]
+        context = [(f.start, f.end) for f in found if f.concept.kind in ("drug", "drug_class")]
+        context += [m.span() for m in _INDICATION.finditer(text)]
+        concepts = [c for c in concepts if c.kind not in ("drug", "drug_class")]
     if len(concepts) + (1 if codes else 0) > 1 or (concepts and statuses):
         named = ", ".join([c.name for c in concepts] + [m.group() for m in codes] + [s.phrase for s in statuses])
         return Skip("several facts", f"names several things ({named}); a term check passes on any one of them")
-    spans = _verb_span(text, lang) + tx.analyte_cover(text)
+    spans = _verb_span(text, lang) + tx.analyte_cover(text) + context
     if codes:
         spans += [(m.start(), m.end()) for m in codes]
         rest = _residual(text, lang, spans, GENERIC_EN | {"code", "icd", "icd-10"}, GENERIC_ZH + "代码编码")

@@ -71,8 +71,23 @@ ACTIONS_ZH: dict[str, tuple[str, ...]] = {
 }
 DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
 _CUE_ZH = re.compile(
-    r"^\s*(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|无需|不)(?P<rest>.+?)[。.]?\s*$"
+    r"^\s*(?:答案|回答)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|未开具|没有开具|不开具|无需|不)"
+    r"(?P<rest>.+?)[。.]?\s*$"
 )
+# "答案未因上述结果建议将X增至Y" / "答案未鉴于…建议…": the reason clause sits before the verb in Chinese.
+_CUE_ZH_GIVEN = re.compile(
+    r"^\s*(?:答案|回答)?(?:未|不|没有)(?:因|鉴于|基于|根据|由于)(?P<given>[^，,。]{1,30}?)(?:而)?(?:建议|推荐)(?:将)?"
+    r"(?P<rest>.+?)[。.]?\s*$"
+)
+# The reason an action is unsafe, after it ("… given creatinine below 1.5 mg/dL"): the ask is the action.
+_GIVEN_EN = re.compile(
+    r"\s*,?\s+(?:given|because(?: of)?|due to|in view of|in light of|since|as|despite)\s+.+$", re.IGNORECASE
+)
+_TO_DOSE_EN = re.compile(r"^(?P<drug>.+?)\s+(?:to|at)\s+(?P<dose>\d+(?:\.\d+)?\s*[A-Za-z]+)$", re.IGNORECASE)
+_TO_DOSE_ZH = re.compile(
+    r"^(?P<drug>.+?)(?P<verb>增至|加至|增加到|增加至|上调至|减至|减少到|减少至|下调至)(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>毫克|微克|克|mg|mcg|g|单位)$"
+)
+_UNIT_EN = {"毫克": "mg", "微克": "mcg", "克": "g", "单位": "units"}
 _CLAIM_ZH = re.compile(r"^(?:声称|认为|称|说)(?P<claim>.+)$")
 _ARTICLE = re.compile(r"^(?:the|a|an|any|its|their|his|her)\s+", re.IGNORECASE)
 _DRUG_KINDS = ("drug", "drug_class")
@@ -107,6 +122,22 @@ def _entity_only(obj: str, lang: str) -> lexicon.Concept | None:
     return concepts[0] if re.fullmatch(filler, rest, flags=re.IGNORECASE) else None
 
 
+def _to_dose_phrases(lemma: str, drug: str, dose: str) -> tuple[list[str], list[str]]:
+    """Phrases of "<action> <drug> to <dose>": the action on the drug or on "it", and the drug at that dose."""
+    concept = _entity_only(drug, "en") or _entity_only(drug, "zh")
+    names_en = list(dict.fromkeys([drug.strip(), *(concept.en[:2] if concept else [])]))
+    names_zh = list(concept.zh[:2]) if concept else []
+    number, unit = re.match(r"(\d+(?:\.\d+)?)\s*(\S*)", dose).groups()
+    unit_zh = {v: k for k, v in _UNIT_EN.items()}.get(unit, unit)
+    en = [f"{form} {n} to {dose}" for form in ACTIONS_EN[lemma] for n in names_en]
+    en += [f"{form} to {dose}" for form in ACTIONS_EN[lemma]] + [f"{form} it to {dose}" for form in ACTIONS_EN[lemma]]
+    en += [f"{n} {dose}" for n in names_en]
+    verbs_zh = ("增至", "加至", "增加到", "上调至") if lemma == "increase" else ("减至", "减少到", "下调至")
+    zh = [f"{v}{number}{u}" for v in verbs_zh for u in (unit_zh, unit, f" {unit}")]
+    zh += [f"{n}{number}{u}" for n in names_zh for u in (unit_zh, unit, f" {unit}")]
+    return list(dict.fromkeys(en)), list(dict.fromkeys(zh))
+
+
 def _action_phrases_en(lemma: str, obj: str) -> list[str]:
     phrases = [f"{form} {variant}" for form in ACTIONS_EN[lemma] for variant in _object_variants(obj) if variant]
     if re.search(r"\bdoses?\b", obj, re.IGNORECASE) and lemma in DOSE_NOUNS_EN:
@@ -138,9 +169,17 @@ def _en(text: str) -> Candidate | Skip | None:
             0.5,
             f"the answer must not claim {phrase!r} (literal wording only)",
         )
-    rest = _ARTICLE.sub("", rest).strip()
+    rest = _GIVEN_EN.sub("", _ARTICLE.sub("", rest).strip())
     words = rest.split(None, 1)
     lemma = _lemma(words[0]) if words else None
+    if lemma and len(words) == 2 and lemma in ("increase", "reduce") and (to := _TO_DOSE_EN.match(words[1])):
+        en, zh = _to_dose_phrases(lemma, to.group("drug"), to.group("dose"))
+        return Candidate(
+            {"kind": "must_not_recommend", "en": en, "zh": zh},
+            "must_not_recommend/dose",
+            0.75,
+            f"the answer must not recommend to {lemma} {to.group('drug')} to {to.group('dose')}",
+        )
     if lemma and len(words) == 2:
         obj = words[1]
         return Candidate(
@@ -170,8 +209,35 @@ def _en(text: str) -> Candidate | Skip | None:
     return _drug_or_skip(rest, "en")
 
 
+_DRUG_DOSE = re.compile(
+    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)$",
+    re.IGNORECASE,
+)
+
+
+def _drug_dose(rest: str, lang: str) -> Candidate | None:
+    """ "does NOT order apixaban 2.5 mg" (the release's Write/Update safety item): that drug at that dose."""
+    m = _DRUG_DOSE.match(rest.strip())
+    concept = _entity_only(m.group("drug"), lang) if m else None
+    if concept is None:
+        return None
+    number, unit = m.group("dose"), _UNIT_EN.get(m.group("unit"), m.group("unit"))
+    unit_zh = {v: k for k, v in _UNIT_EN.items()}.get(unit, unit)
+    names_en = list(dict.fromkeys(concept.en[:3]))
+    en = [f"{n}{sep}{number} {unit}" for n in names_en for sep in (" ", " at ")]
+    zh = [f"{n}{number}{u}" for n in concept.zh[:2] for u in (unit_zh, unit, f" {unit}")]
+    return Candidate(
+        {"kind": "must_not_recommend", "en": en, "zh": list(dict.fromkeys(zh))},
+        "must_not_recommend/dose",
+        0.75,
+        f"the answer must not recommend {concept.name} {number} {unit} (outside a negated clause)",
+    )
+
+
 def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
-    """What is left when the negated conduct is no action: a drug alone, or a reader's call."""
+    """What is left when the negated conduct is no action: a drug alone, a drug at a dose, or a reader's call."""
+    if found := _drug_dose(rest, lang):
+        return found
     if concept := _entity_only(rest, lang):
         en, zh = lexicon.with_members(concept)
         return Candidate(
@@ -186,10 +252,20 @@ def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
 
 
 def _zh(text: str) -> Candidate | Skip | None:
-    m = _CUE_ZH.match(text)
+    m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
-    rest = m.group("rest").strip()
+    rest = re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip())
+    if to := _TO_DOSE_ZH.match(rest):
+        lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"
+        unit = _UNIT_EN.get(to.group("unit"), to.group("unit"))
+        en, zh = _to_dose_phrases(lemma, to.group("drug"), f"{to.group('dose')} {unit}")
+        return Candidate(
+            {"kind": "must_not_recommend", "en": en, "zh": zh},
+            "must_not_recommend/dose",
+            0.75,
+            f"the answer must not recommend {rest}",
+        )
     if claim := _CLAIM_ZH.match(rest):
         phrase = claim.group("claim")
         return Candidate(

@@ -87,7 +87,7 @@ VALUE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "administrative": ("administrative", "行政", "管理"),
 }
 _VALUE_AFTER = re.compile(
-    r"(?:\bis|\bto|\bas|=|:|：|设为|为|是)\s*['\"‘’“”]?(?P<v>[^'\"‘’“”()（）]+?)['\"‘’“”]?\s*(?:[(（][^)）]*[)）])?\s*[.。]?$"
+    r"(?:\bis|\bto|\bas|\bequals(?:\s+exactly)?|=|:|：|设为|为|是|等于)\s*['\"‘’“”]?(?P<v>[^'\"‘’“”()（）]+?)['\"‘’“”]?\s*(?:[(（][^)）]*[)）])?\s*[.。]?$"
 )
 _GIVES_AS = re.compile(
     r"\bgives\s+(?:the\s+)?(?P<v>.+?)\s+as\s+the\s+(?P<p>indication|reason|note|rationale)\b", re.IGNORECASE
@@ -134,6 +134,10 @@ def _param_words(text: str, lang: str) -> list[tuple[str, int]]:
             if m := re.search(pattern, text, re.IGNORECASE):
                 found.append((param, m.start()))
                 break
+    # Contract names in backquotes (the release's field style, "The `dose` field …", "`route`字段…").
+    for m in re.finditer(r"`([a-z_]+)`", text):
+        if m.group(1) in TOOL_OF_PARAM or m.group(1) in ("note", "code"):
+            found.append((m.group(1), m.start()))
     # Contract names written in brackets ("（dose）") name the parameter in either language.
     for m in re.finditer(r"[(（]\s*([a-z_]+)\s*[)）]", text):
         if m.group(1) in TOOL_OF_PARAM or m.group(1) in ("note", "code"):

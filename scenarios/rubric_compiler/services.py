@@ -62,8 +62,13 @@ def suggestion_fields(outcome: Outcome) -> dict[str, Any]:
 
 def attempt_parsed(*, item: Any, turn: Any) -> Outcome:
     """The compiler's attempt on one rubric item of a parsed record's turn (:mod:`scenarios.pab.schema`)."""
+    f = turn.fields
     return attempt(
-        text_en=item.text_en, text_zh=item.text_zh, task_type=turn.fields["task_type"], gold_steps=turn.steps
+        text_en=item.text_en,
+        text_zh=item.text_zh,
+        task_type=f["task_type"],
+        gold_steps=turn.steps,
+        gold_answers={"en": f.get("answer_en", ""), "zh": f.get("answer_zh", "")},
     )
 
 
@@ -92,6 +97,7 @@ def _outcome(item: RubricItem) -> Outcome:
         text_zh=item.text_zh,
         task_type=item.turn.task_type,
         gold_steps=list(item.turn.steps.all()),
+        gold_answers={"en": item.turn.answer_en, "zh": item.turn.answer_zh},
     )
 
 

@@ -26,7 +26,7 @@ FILLER_EN = frozenset(
     named there any
     """.split()  # noqa: SIM905
 )
-FILLER_ZH = "的了为是其该本次患者目前当前最近最新一次结果数值值水平：:，,。.、（）() 正确地明确"
+FILLER_ZH = "的了为是其该本次患者目前当前最近最新一次结果数值值水平：:，,。.、（）() 正确地明确在仍"  # 在/仍: in, still
 
 
 @dataclass(frozen=True)

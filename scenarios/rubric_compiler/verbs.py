@@ -68,25 +68,37 @@ JUDGEMENT_ZH = (
     "按",
     "沿用",
 )
-_LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant)\s+", re.IGNORECASE)
+_LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant|model)\s+", re.IGNORECASE)
+# Adverbs the release writes before the verb ("The answer correctly cites …", semantics file §3): manner, not
+# a claim of their own. Any "-ly" word there is one ("accurately", "explicitly", "clearly", "appropriately").
+_ADVERB_EN = re.compile(r"\s*(?:[A-Za-z]+ly|also|both)\b(?:\s*,)?", re.IGNORECASE)
+_LEAD_ZH = re.compile(r"^\s*(?:答案|回答|模型|回复)?\s*(?:(?:正确|准确|明确|清楚|清晰|恰当|合理|完整|同时|也)地?)*")
 
 
 def lead_en(text: str) -> tuple[str, int]:
-    """(first verb in lower case, end offset of it) of an English item, skipping 'The answer ...'."""
+    """(first verb in lower case, end offset of it) of an English item, skipping 'The answer (correctly) ...'."""
     m = _LEAD_EN.match(text)
     start = m.end() if m else 0
+    while (adverb := _ADVERB_EN.match(text, start)) and not _is_verb(adverb.group().strip(" ,").lower()):
+        start = adverb.end()
     word = re.match(r"\s*([A-Za-z]+)", text[start:])
     if not word:
         return "", start
     return word.group(1).lower(), start + word.end()
 
 
+def _is_verb(word: str) -> bool:
+    return word in MENTION_EN or word in JUDGEMENT_EN
+
+
 def lead_zh(text: str) -> tuple[str, int]:
-    stripped = text.lstrip()
-    offset = len(text) - len(stripped)
+    """(verb, end offset) of a Chinese item, skipping 答案 and adverbs (正确地 …); 了 after the verb is part of it."""
+    offset = _LEAD_ZH.match(text).end()
+    stripped = text[offset:]
     for verb in sorted((*MENTION_ZH, *JUDGEMENT_ZH), key=len, reverse=True):
         if stripped.startswith(verb):
-            return verb, offset + len(verb)
+            end = offset + len(verb)
+            return verb, end + (1 if text[end : end + 1] == "了" else 0)
     return "", offset
 
 

@@ -39,7 +39,8 @@ def test_each_affected_turn_shows_its_findings_in_plain_words(client, audited, r
     first = _page(client, audited, 0)
     assert 'id="gold-audit"' in first
     assert "no longer gives its stored result when run against the record" in first
-    assert f"{audited.touched['edited_resource']}, valueQuantity: stored 0.8 mg/dL, now 0.9 mg/dL" in first
+    # canonical fact names since issue 33 (the value, compared apart from its unit)
+    assert f"{audited.touched['edited_resource']}, value: stored 0.8 mg/dL, now 0.9 mg/dL" in first
 
     second = _page(client, audited, 1)
     assert "The number <strong>6.3 mEq/L</strong> is in no tool result or declared derivation" in second

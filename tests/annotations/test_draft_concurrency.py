@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
@@ -24,6 +24,7 @@ from annotations.content import snapshot
 from annotations.models import Review
 from tests.annotations.conftest import make_user
 from tests.annotations.test_views_editor import form_data
+from tests.databases import serves_concurrent_connections
 from tests.scenarios.factories import complete_session
 
 
@@ -136,7 +137,7 @@ def _setup(admin_name: str):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the 200-save load runs on PostgreSQL")
+@pytest.mark.skipif(not serves_concurrent_connections(), reason="needs a database that serves several connections")
 def test_200_concurrent_draft_saves_by_two_reviewers_give_no_server_error():
     users, turns = _setup("load_pg")
     errors = _hammer(turns, users, saves=200, workers=8)

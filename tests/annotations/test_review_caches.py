@@ -94,7 +94,7 @@ def redis_default_cache(broker_url, settings):
     url = urlunsplit(urlsplit(broker_url)._replace(path="/13"))
     settings.CACHES = {
         **settings.CACHES,
-        "default": {"BACKEND": "physreview.cacheredis.ReusedClientRedisCache", "LOCATION": url, "KEY_PREFIX": "rc"},
+        "default": {"BACKEND": "core.cacheredis.ReusedClientRedisCache", "LOCATION": url, "KEY_PREFIX": "rc"},
     }
     caches["default"].clear()
     yield caches["default"]

@@ -47,13 +47,18 @@ def responder(delay_s: float):
 
 def runeval_env(*, key_env: str, tmp_path: Path, monkeypatch) -> dict[str, str]:
     """The child's environment (this test database, its own var dir, no broker, no response cache); the
-    same key and cache setting for ``call_command`` in this process. PostgreSQL only (else skipped)."""
-    if connection.vendor != "postgresql":
-        pytest.skip("the killed process must share the test database (PostgreSQL only)")
+    same key and cache setting for ``call_command`` in this process. The child opens the test database
+    itself: PostgreSQL, or the SQLite test file (settings give SQLite tests a file, not memory)."""
     db = connection.settings_dict
+    if connection.vendor == "postgresql":
+        url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    elif connection.vendor == "sqlite" and not connection.is_in_memory_db():
+        url = f"sqlite:///{Path(db['NAME']).resolve()}"
+    else:
+        pytest.skip(f"the killed process cannot open this test database ({connection.vendor} {db['NAME']})")
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": url,
         "PHYSREVIEW_VAR_DIR": str(tmp_path / "var"),
         key_env: "sk-fake-123456789",
         "LLM_MODEL_UNDER_TEST_CACHE": "false",

@@ -50,7 +50,13 @@ def test_one_line_per_resource_type():
             "resourceType": "MedicationRequest",
             "status": "completed",
             "medicationCodeableConcept": {"text": "Apixaban"},
-            "dosageInstruction": [{"text": "5 mg PO/NG"}],
+            "dosageInstruction": [
+                {
+                    "text": "5 mg PO/NG",
+                    "route": {"text": "PO/NG"},
+                    "doseAndRate": [{"doseQuantity": {"value": 5.0, "unit": "mg"}}],
+                }
+            ],
             "authoredOn": "2209-05-21 08:00:00",
         },
         {
@@ -89,12 +95,13 @@ def test_one_line_per_resource_type():
     ]
     lines = compact_observation(tool="any", observation=_bundle(*resources)).split("\n")
     assert lines[1:] == [
-        "  - Apixaban [completed]: 5 mg PO/NG @ 2209-05-21",
-        "  - Acute kidney failure [active] @ 2209-05-20",
+        # issue 33, the semantics file's corrections: the release's own resources give no date and a compact dose
+        "  - Apixaban [completed]: 5mg PO/NG @ ",
+        "  - Acute kidney failure [active] @ ",
         "  - Heparin: 5000 units @ 2209-05-22 21:15",
         "  - Penicillins [low]: rash, itch",
         "  - Dialysis [completed] @ 2209-05-20",
-        "  - Discharge plan [active]",
+        "  - Discharge plan [completed]",
         "  - IMP EW EMER. 2209-05-19–2209-05-26 HOME",
         '  - Specimen: {"resourceType": "Specimen", "id": "x"}',
     ]

@@ -4,9 +4,9 @@ import json
 
 from django.core.management import call_command
 
-from evaluation.agent import diagnostics
 from evaluation.dataset import EvalStep, EvalTurn
 from evaluation.diagnostics import compare_calls, key_arguments
+from evaluation.turn_log import diagnostics
 
 LAB = "Observation.search"
 ADHERENCE = "patient.get_medication_adherence"

@@ -77,7 +77,9 @@ def test_release_records_keep_their_schemas_env_info_and_chinese_gold(demo_cohor
     ]
     tools = release_tools(session=release_a, language="en")
     assert [t["function"]["name"] for t in tools].count("prepare_to_answer") == 1
-    assert tools[-1]["function"]["parameters"] == {"type": "object", "properties": {}, "required": []}
+    # the record's own prepare_to_answer wins (issue 33); a record without one gets the parameterless one
+    (prepare,) = [t for t in tools if t["function"]["name"] == "prepare_to_answer"]
+    assert "answer_type" in prepare["function"]["parameters"]["properties"]
 
 
 @pytest.mark.django_db

@@ -151,17 +151,16 @@ def test_the_model_and_the_judge_get_exactly_the_release_requests(released, tmp_
     first = model[0]
     assert first["messages"] == [*opening, {"role": "user", "content": "What is her latest creatinine?"}]
     assert "prepare_to_answer" in opening[0]["content"] and "session_id" in opening[0]["content"]
-    # The session's own schemas (API-safe names), prepare_to_answer without parameters, at the end.
-    parameterless = {
-        "type": "function",
-        "function": {
-            "name": "prepare_to_answer",
-            "description": release.PREPARE_TO_ANSWER["en"],
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    }
-    stored = [_api(t) for t in record_a["tools"] if t["function"]["name"] != "prepare_to_answer"]
-    assert first["tools"] == [*stored, parameterless]
+    # The session's own schemas (API-safe names), its own prepare_to_answer (with answer_type) included: the
+    # released runner's de-duplication keeps the record's (issue 33, semantics file corrections).
+    stored = [_api(t) for t in record_a["tools"]]
+    assert first["tools"] == stored
+    assert (
+        "answer_type"
+        in next(t for t in stored if t["function"]["name"] == "prepare_to_answer")["function"]["parameters"][
+            "properties"
+        ]
+    )
     assert (first["tool_choice"], first["temperature"], first["max_tokens"]) == ("auto", 0.2, 1024)
     assert all(p["tools"] == first["tools"] for p in model)  # the full set every step, nudges too
 
@@ -302,11 +301,8 @@ def test_a_chinese_release_run_uses_tools_zh_and_the_chinese_gold(released, tmp_
     first = sent[0]
     assert first["messages"][0]["content"] == release.SYSTEM_PROMPT["zh"]
     assert first["messages"][1]["content"].startswith("[环境信息]\nsession_id: physassistbench_release_a\n")
-    zh_tools = [_api(t) for t in records[0]["tools_zh"] if t["function"]["name"] != "prepare_to_answer"]
-    assert (
-        first["tools"][:-1] == zh_tools
-        and first["tools"][-1]["function"]["description"] == release.PREPARE_TO_ANSWER["zh"]
-    )
+    zh_tools = [_api(t) for t in records[0]["tools_zh"]]
+    assert first["tools"] == zh_tools  # the record's own Chinese schemas, its prepare_to_answer included
     patient = next(p for p in sent if p["messages"][-1]["role"] == "tool")
     assert patient["messages"][-1]["content"] == WARFARIN_FIRST_ZH["patient_responses_all_literacy"]["low"]
     judge = next(p for p in sent if _is_judge(p) and "临床问题：那华法林呢？" in p["messages"][1]["content"])

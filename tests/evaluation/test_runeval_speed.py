@@ -13,10 +13,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from core.llm.toolnames import name_maps, outgoing
 from evaluation.executors import auto_processes, execute_run_in_processes
+from evaluation.jobs import longest_first
 from evaluation.models import EvalRun, TurnResult
-from evaluation.services import longest_first
-from physreview.llm.toolnames import name_maps, outgoing
 from scenarios.models import Session
 from tests.evaluation.conftest import make_sessions
 from tests.evaluation.test_runeval_openai import Script
@@ -201,8 +201,9 @@ def test_a_job_commits_asynchronously_and_resets_the_setting_after(sessions):
 
     from evaluation.agents.rules import rules_agent
     from evaluation.dataset import from_sessions
+    from evaluation.jobs import run_job
     from evaluation.judges.rules import RulesJudge
-    from evaluation.services import RunOptions, create_run, run_job
+    from evaluation.services import RunOptions, create_run
 
     if connection.vendor != "postgresql":
         pytest.skip("synchronous_commit is a PostgreSQL setting")

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from physreview.cacheredis import ReusedClientRedisCache
+from core.cacheredis import ReusedClientRedisCache
 from tests.physreview.startup import print_settings
 
 
@@ -56,7 +56,7 @@ def test_reading_ahead_answers_gets_from_one_mget_and_writes_are_read_anew(redis
 def test_read_ahead_is_a_no_op_without_redis(settings):
     from django.core.cache import caches
 
-    from physreview.cacheredis import read_ahead
+    from core.cacheredis import read_ahead
 
     caches["default"].set("k", "v")
     with read_ahead(["k", "absent"]):
@@ -68,7 +68,7 @@ def test_sessions_are_read_from_the_cache_only_when_it_is_redis(tmp_path):
     shared = print_settings(expression, env={"CACHE_URL": "redis://127.0.0.1:6379/13"}, var_dir=tmp_path)
     assert shared.returncode == 0, shared.stderr
     assert shared.stdout.split() == [
-        "physreview.cacheredis.ReusedClientRedisCache",
+        "core.cacheredis.ReusedClientRedisCache",
         "django.contrib.sessions.backends.cached_db",
     ]
     local = print_settings(expression, env={"CACHE_URL": "locmem://"}, var_dir=tmp_path)

@@ -1,5 +1,5 @@
 # ruff: noqa: F811 (fixtures imported from tests.annotations.conftest)
-"""One input-cleaning layer (physreview.cleaning): NUL, lone surrogates, deep JSON, over-long values → 400."""
+"""One input-cleaning layer (core.cleaning): NUL, lone surrogates, deep JSON, over-long values → 400."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.db import connection
 from django.urls import reverse
 
 from annotations.models import Comment, Review
+from core.cleaning import MAX_JSON_DEPTH, check_json, text_problem
 from evaluation.models import CalibrationSample
-from physreview.cleaning import MAX_JSON_DEPTH, check_json, text_problem
 from tests.annotations.api.conftest import token_client
 from tests.annotations.conftest import adjudicator, admin_user, assigned, reviewers, session, turn  # noqa: F401
 from tests.annotations.test_views_editor import form_data

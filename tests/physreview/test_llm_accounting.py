@@ -5,8 +5,8 @@ from email.utils import formatdate
 
 import pytest
 
-from physreview.llm import ChatResult, LLMConfigError, RetryPolicy, Usage, UsageAccumulator, load_prices
-from physreview.llm.retry import is_retryable_status, retry_after_s
+from core.llm import ChatResult, LLMConfigError, RetryPolicy, Usage, UsageAccumulator, load_prices
+from core.llm.retry import is_retryable_status, retry_after_s
 
 
 def usage(prompt=1000, completion=100, cached=0):

@@ -7,8 +7,8 @@ tool call arguments as JSON" for a history it cannot parse.
 
 import pytest
 
-from physreview.llm import LLMClient, LLMConfigError, LLMRequestError, role_config, track_calls
-from physreview.llm.retry import is_retryable_failure, says_unparseable
+from core.llm import LLMClient, LLMConfigError, LLMRequestError, role_config, track_calls
+from core.llm.retry import is_retryable_failure, says_unparseable
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, error
 
 ENV = {"FAKE_KEY": "sk-fake-budget-0123456789"}

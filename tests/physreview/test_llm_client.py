@@ -11,15 +11,15 @@ import time
 import httpx2
 import pytest
 
-from physreview.llm import (
+from core.llm import (
     LLMClient,
     LLMRequestError,
     LLMResponseError,
     UsageAccumulator,
     role_config,
 )
-from physreview.llm.prices import ModelPrice, PriceTable
-from physreview.models import LLMCacheEntry
+from core.llm.prices import ModelPrice, PriceTable
+from core.models import LLMCacheEntry
 from tests.fakes.openai_server import completion, error, tool_call
 
 KEY = "sk-test-CLIENT-0123456789abcdef"

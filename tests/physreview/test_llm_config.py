@@ -2,7 +2,7 @@
 
 import pytest
 
-from physreview.llm import (
+from core.llm import (
     LLMClient,
     LLMConfigError,
     RulesBackendError,

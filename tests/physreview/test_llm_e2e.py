@@ -2,7 +2,7 @@
 
 import pytest
 
-from physreview.llm import LLMRequestError, LLMResponseError, UsageAccumulator, get_client
+from core.llm import LLMRequestError, LLMResponseError, UsageAccumulator, get_client
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, error, tool_call
 
 KEY = "sk-test-E2E-0123456789abcdef"

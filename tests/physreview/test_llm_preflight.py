@@ -7,9 +7,9 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from physreview.llm import LLMClient, LLMConfigError, preflight, role_config
-from physreview.llm import cache as response_cache
-from physreview.models import LLMCacheEntry
+from core.llm import LLMClient, LLMConfigError, preflight, role_config
+from core.llm import cache as response_cache
+from core.models import LLMCacheEntry
 from tests.fakes.openai_server import FakeOpenAIServer, completion
 
 ENV = {"FAKE_KEY": "sk-fake-preflight-0123456789"}

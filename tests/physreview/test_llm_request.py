@@ -1,12 +1,12 @@
-"""The wire body and cache key of a chat request (physreview.llm.request), and what the client sends."""
+"""The wire body and cache key of a chat request (core.llm.request), and what the client sends."""
 
 import hashlib
 import json
 
 import httpx2
 
-from physreview.llm import LLMClient, role_config
-from physreview.llm.request import CACHE_KEY_VERSION, ToolsCache, build_request, canonical_json, prepare_tools
+from core.llm import LLMClient, role_config
+from core.llm.request import CACHE_KEY_VERSION, ToolsCache, build_request, canonical_json, prepare_tools
 from tests.fakes.openai_server import completion
 
 TOOLS = (

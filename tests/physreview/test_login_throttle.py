@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
+from core.cachedb import AtomicDatabaseCache
 from physreview import throttle
-from physreview.cachedb import AtomicDatabaseCache
+from tests.databases import serves_concurrent_connections
 from tests.physreview.startup import print_settings
 
 LIMIT = 3
@@ -221,8 +222,8 @@ def _in_threads(n, fn):
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_wrong_passwords_cannot_pass_the_limit(monkeypatch):
     """30 wrong passwords at once (as from 30 server processes): only LIMIT reach the password check."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database that serves several connections at once (PostgreSQL)")
+    if not serves_concurrent_connections():
+        pytest.skip("needs a database that serves several connections at once")
     get_user_model().objects.create_user(username="alice", password="correct-horse")
     from django.contrib.auth import forms
 
@@ -240,8 +241,8 @@ def test_simultaneous_wrong_passwords_cannot_pass_the_limit(monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 def test_database_cache_incr_is_atomic():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs a database that serves several connections at once (PostgreSQL)")
+    if not serves_concurrent_connections():
+        pytest.skip("needs a database that serves several connections at once")
     cache().add("counter", 0, timeout=60)
     values = _in_threads(20, lambda i: cache().incr("counter"))
     assert sorted(values) == list(range(1, 21)) and cache().get("counter") == 20
@@ -288,12 +289,12 @@ def test_throttle_environment_defaults_and_values(tmp_path):
     result = _start({}, tmp_path)
     assert result.returncode == 0, result.stderr
     # The database cache by default: every server process counts on the same rows.
-    assert result.stdout.split() == ["5", "900", "physreview.cachedb.AtomicDatabaseCache"]
+    assert result.stdout.split() == ["5", "900", "core.cachedb.AtomicDatabaseCache"]
     result = _start(
         {"LOGIN_FAILURE_LIMIT": "10", "LOGIN_FAILURE_WINDOW_SECONDS": "60", "CACHE_URL": "redis://127.0.0.1:6379/9"},
         tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["10", "60", "physreview.cacheredis.ReusedClientRedisCache"]
+    assert result.stdout.split() == ["10", "60", "core.cacheredis.ReusedClientRedisCache"]
     result = _start({"THROTTLE_CACHE_URL": "locmem://"}, tmp_path)
     assert result.stdout.split()[2] == "django.core.cache.backends.locmem.LocMemCache"

@@ -64,7 +64,7 @@ def test_the_three_defects_and_nothing_else():
         {
             "kind": "changed",
             "resource": touched["edited_resource"],
-            "fact": "valueQuantity",
+            "fact": "value",  # canonical facts (issue 33): the value; its unit is a fact of its own
             "stored": "0.8 mg/dL",
             "now": "0.9 mg/dL",
         }
@@ -103,8 +103,11 @@ def test_a_rerun_replaces_the_rows():
 def test_release_gold_reproduces_under_release_and_leaks_under_strict():
     session = clean_session(bounds="release")
     release = audit_sessions(sessions=[session], bounds="release")
-    assert release.totals["reproduced"] == release.totals["calls"] == 15
-    assert release.totals["leaks"] == 0  # only Observation resources count as leaks under release
+    # only Observation resources count as leaks under release; the release's vitals search has no date bound
+    # (semantics file §1, issue 33), so gold made that way holds the heart rate of the current date: a leak
+    assert (release.totals["calls"], release.totals["reproduced"], release.totals["leaks"]) == (15, 14, 1)
+    (leak,) = [c for t in release.sessions[0].turns for c in t.calls if c["status"] == "leak"]
+    assert leak["leaks"][0]["value"] == "2180-07-21 08:00:00"
 
     strict = audit_sessions(sessions=[session], bounds="strict")
     by_tool = {
@@ -113,12 +116,11 @@ def test_release_gold_reproduces_under_release_and_leaks_under_strict():
     notes = by_tool["DocumentReference.search"]
     assert notes["status"] == "leak"
     assert {"fact": "date", "value": "2180-07-24 00:00:00"}.items() <= notes["leaks"][0].items()
-    assert all(
-        c["status"] == "reproduced"
-        for t in strict.sessions[0].turns
-        for c in t.calls
-        if c["tool"] == "Observation.search"
+    observations = [c for t in strict.sessions[0].turns for c in t.calls if c["tool"] == "Observation.search"]
+    assert [c["status"] for c in observations if c["arguments"].get("category") != "vital-signs"] == ["reproduced"] * (
+        len(observations) - 1
     )
+    assert [c["status"] for c in observations if c["arguments"].get("category") == "vital-signs"] == ["leak"]
     assert GoldAudit.objects.filter(turn__session=session, bounds="strict").count() == 4
 
 
@@ -280,6 +282,28 @@ def test_premises_are_read_from_the_request(text, expected):
     assert found == expected
 
 
+# Issue 33's English phrasings (its list: "instead of X", "from X to Y", "currently on X", "increase/reduce …
+# to", "was given X"), written for this test; the proposal in the same sentence stays a proposal.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Order warfarin 5 mg daily instead of 2.5 mg.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Please write warfarin 5 mg rather than the 2.5 mg.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Reduce furosemide from 80 mg to 40 mg.", [("dose", "furosemide", "80", "mg")]),
+        ("She is currently on warfarin 2.5 mg; renew it.", [("dose", "warfarin", "2.5", "mg")]),
+        ("He was given 2.5 mg of warfarin last night; order the next dose.", [("dose", "warfarin", "2.5", "mg")]),
+        ("Increase the warfarin to 7.5 mg.", []),
+        ("Switch from amiodarone to warfarin 5 mg.", []),
+        ("Start warfarin 5 mg in place of 2 mg.", [("dose", "warfarin", "2", "mg")]),
+    ],
+)
+def test_english_dose_premises(text, expected):
+    found = [
+        (p.kind, p.lookup, f"{p.value:f}", p.unit) for p in find_premises(text=text, lexicon=LEX) if p.kind != "date"
+    ]
+    assert found == expected
+
+
 def test_lab_and_date_premises_are_checked_against_the_record():
     session = clean_session()
     turn = session.turns.get(index=2)
@@ -320,7 +344,8 @@ def test_command_table_and_totals():
     call_command("audit_gold", "--sessions", session.session_id, "--bounds", "release", "--quiet", stdout=out)
     text = out.getvalue()
     assert f"{session.record_id} (current date 2180-07-21)" in text
-    assert "gold audit (release bounds): 1 session(s), 4 turn(s); EHR calls 15/15 reproduced (100.0%)" in text
+    assert "gold audit (release bounds): 1 session(s), 4 turn(s); EHR calls 14/15 reproduced (93.3%)" in text
+    assert "1 leak(s)" in text  # the current date's heart rate (see above)
 
 
 def test_command_bad_arguments_fail_with_a_message():
@@ -364,3 +389,26 @@ def test_import_pab_runs_the_audit(capsys):
     assert "gold audit (strict bounds): 3 session(s)" in out
     imported = Session.objects.filter(record_id__in=["med_safety_0", "diagnostic_workup_3", "discharge_planning_7"])
     assert GoldAudit.objects.filter(turn__session__in=imported).count() == sum(s.turns.count() for s in imported)
+
+
+# Issue 33: numbers of guideline thresholds and score points, cases written for this test.
+@pytest.mark.parametrize(
+    ("text", "number", "entry"),
+    [
+        (
+            "Apixaban dose reduction needs two of age ≥80, weight ≤60 kg, creatinine ≥1.5 mg/dL.",
+            "60 kg",
+            "apixaban_dosing",
+        ),
+        ("Avoid apixaban if CrCl is 15–29 mL/min without review.", "29 mL/min", "apixaban_dosing"),
+        ("CHA₂DS₂-VASc: age ≥75 scores 2 points.", "75", "cha2ds2_vasc"),
+        ("Her weight is 60 kg.", "60 kg", None),  # no entry named in the sentence: a patient value, untraced
+        ("Apixaban was given at 7 mg.", "7 mg", None),  # named, but not one of the label's constants
+    ],
+)
+def test_threshold_numbers_are_traced_to_the_knowledge_table(text, number, entry):
+    from scenarios.audit import knowledge
+
+    (token,) = [t for t in tokenize(text).numbers if f"{t.text} {t.unit or ''}".strip() == number]
+    found = knowledge.trace(text=text, number=token)
+    assert (found.key if found else None) == entry

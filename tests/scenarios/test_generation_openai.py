@@ -16,7 +16,7 @@ from ehr.fhir import TOOL_NAMES
 from scenarios import services
 from scenarios.generation import prompts
 from scenarios.generation.latin import untranslated_words
-from scenarios.generation.llm_backend import LLMRoles
+from scenarios.generation.llm_roles import LLMRoles
 from scenarios.models import GenerationRun, GoldStep, RubricItem, RunStatus, Session, SessionStatus, Turn
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion, error
 

@@ -1,4 +1,4 @@
-"""``manage.py runeval``: evaluate a model on the curated set (see README, "Evaluating a model")."""
+"""``manage.py runeval``: evaluate a model on the curated set (see docs/model-developers.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from core.llm import LLMConfigError
 from evaluation.endpoints import prepare_endpoints, record_endpoints
 from evaluation.executors import auto_processes, execute_run_in_processes, execute_run_on_workers
 from evaluation.models import EvalRun, EvalStatus
@@ -25,7 +26,7 @@ from evaluation.protocols import (
     default_max_steps,
 )
 from evaluation.protocols import check_options as check_protocol_options
-from evaluation.reports import build_summary, summary_table, write_outputs
+from evaluation.reports import build_summary, summary_table, unscored_notice, write_outputs
 from evaluation.services import (
     RunOptions,
     create_run,
@@ -43,7 +44,6 @@ from evaluation.setup import (
     load_dataset,
     parts_for_run,
 )
-from physreview.llm import LLMConfigError
 
 BOTH = {"en": ("en",), "zh": ("zh",), "both": ("en", "zh")}
 VARIANTS = {"implicit": ("implicit",), "explicit": ("explicit",), "both": ("implicit", "explicit")}
@@ -346,6 +346,8 @@ class Command(BaseCommand):
             from rich.console import Console
 
             Console(file=self.stdout._out, width=160).print(summary_table(summary))
+            if notice := unscored_notice(summary):
+                self.stdout.write(notice)
             errs = summary["errors"]
             by_kind = f" {errs['infra']}" if errs["infra"] else ""
             self.stdout.write(

@@ -1,7 +1,7 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from physreview.demo import prepare_demo
+from physreview.demo import credentials_file, prepare_demo
 
 
 class Command(BaseCommand):
@@ -40,6 +40,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Open http://{addrport}/ and log in with one of:")
         for user in demo.users:
             self.stdout.write(f"  {user.role:<12} username: {user.username:<18} password: {user.password}")
-        self.stdout.write("(credentials are kept in var/demo_credentials.json)")
+        self.stdout.write(f"(credentials are kept in {credentials_file()})")
         if not no_serve:
             call_command("runserver", addrport, use_reloader=False)

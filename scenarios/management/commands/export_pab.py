@@ -21,6 +21,11 @@ class Command(BaseCommand):
         parser.add_argument("--tier", nargs="+", type=int, metavar="N", help="only these tiers (1, 2, 3)")
         parser.add_argument("--status", nargs="+", metavar="S", help="only sessions in these statuses")
         parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+        parser.add_argument(
+            "--no-extension",
+            action="store_true",
+            help="leave out PhysReview's 'physreview' field (an unedited imported record is then written as read)",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         try:
@@ -30,6 +35,7 @@ class Command(BaseCommand):
                 tiers=options["tier"],  # type: ignore[arg-type]
                 statuses=options["status"],  # type: ignore[arg-type]
                 progress=not options["quiet"],
+                extension=not options["no_extension"],
             )
         except PabArgumentError as exc:
             raise CommandError(str(exc)) from None

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from scenarios import services
-from scenarios.generation.llm_backend import LLMSetupError, check_llm_setup
+from scenarios.generation.llm_roles import LLMSetupError, check_llm_setup
 from scenarios.generation.reasons import attempt_lines, shorten, summarize
 from scenarios.models import GenerationRun, RunStatus, Session
 from scenarios.tasks import generate_session_task

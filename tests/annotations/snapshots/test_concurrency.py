@@ -3,17 +3,18 @@
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from annotations.models import Snapshot, SnapshotStatus
 from annotations.snapshots import services
 from tests.annotations.snapshots.conftest import approve_directly
+from tests.databases import serves_concurrent_connections
 from tests.scenarios.factories import complete_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs concurrent connections (PostgreSQL)")
+@pytest.mark.skipif(not serves_concurrent_connections(), reason="needs a database that serves several connections")
 def test_concurrent_creates_get_distinct_versions_and_identical_files():
     approve_directly(complete_session())
     n = 4

@@ -13,6 +13,7 @@ from django.utils import translation
 from annotations.templatetags import review_i18n as labels
 from evaluation.calibration import services
 from evaluation.models import TurnResult
+from evaluation.templatetags import results_i18n as results_labels
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,7 @@ def test_agreement_page_in_chinese(client, judged, physicians):
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     html = client.get(reverse("evaluation:calibration_agreement")).content.decode()
     with translation.override("zh-hans"):
-        shown = labels.judge_reason(RULES_REASON)
+        shown = results_labels.judge_reason(RULES_REASON)
         judge_label = labels.label_of(kind="judge", code="rules")
     assert re.search(r"[\u4e00-\u9fff]", shown) and shown != RULES_REASON
     rules_table = html.split('data-judge="rules"')[-1].split("</table>")[0]

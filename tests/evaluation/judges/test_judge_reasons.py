@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import pytest
 from django.utils import translation
 
-from annotations.templatetags.review_i18n import judge_reason
 from evaluation.dataset import EvalRubric
 from evaluation.judges import is_model_judge
 from evaluation.judges.release import parse_scores
 from evaluation.judges.rules import check_write_call, judge_item
+from evaluation.templatetags.results_i18n import judge_reason
 from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
 from scenarios.rubric_reasons import TEMPLATES, display_reason, params_display, parse_reason, reason
 

@@ -12,6 +12,7 @@ from django.utils import translation
 from annotations.templatetags import review_i18n as labels
 from ehr.fhir import REGISTRY
 from evaluation.models import TurnResult
+from evaluation.templatetags import results_i18n as results_labels
 from scenarios.rubric_reasons import parse_reason
 
 # English a Chinese results page must not show: the rules judge's reason wording and the raw codes.
@@ -199,7 +200,7 @@ def test_chinese_pages_have_no_english_reason_or_code_leftovers(reviewer_client,
     turn = visible_text(reviewer_client.get(pages[f"turn {marked.pk}"]).text)
     with translation.override("zh-hans"):
         for v in marked.verdicts:
-            assert labels.judge_reason(v["reason"]) in turn
+            assert results_labels.judge_reason(v["reason"]) in turn
         assert labels.code_label("step_limit", "end_reason") in turn
 
 

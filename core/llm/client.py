@@ -5,46 +5,35 @@ needs: our retry policy, a per-client concurrency limit, the role's output budge
 ``max_completion_tokens``), token/cost accounting, a database response cache and canonical⇄API-safe
 tool names. The API key is read from the environment once, when the
 client is built, and handed to the SDK; it is not kept on this object, logged or put in errors.
+
+Here lives the orchestration of one call (cache lookup, send, parse, price, store, account); the
+wire body and cache key are built in :mod:`core.llm.request`, the POST with retries and error
+wording is :mod:`core.llm.transport`, and reading the answer is :mod:`core.llm.result`.
 """
 
-import http
-import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import openai
 
-from physreview.llm import cache as response_cache
-from physreview.llm.accounting import UsageAccumulator, note_failure, note_result
-from physreview.llm.config import LLMConfig, display_url, env_var_names, role_config
-from physreview.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
-from physreview.llm.prices import PriceTable, load_prices
-from physreview.llm.request import ToolsCache, build_request
-from physreview.llm.result import ChatResult, ParsedBody, parse_body
-from physreview.llm.retry import RetryPolicy, is_retryable_failure, says_unparseable
-from physreview.llm.toolnames import outgoing
+from core.llm import cache as response_cache
+from core.llm.accounting import UsageAccumulator, note_failure, note_result
+from core.llm.config import LLMConfig, display_url, env_var_names, role_config
+from core.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
+from core.llm.prices import PriceTable, load_prices
+from core.llm.request import ToolsCache, build_request
+from core.llm.result import ChatResult, ParsedBody, parse_body
+from core.llm.retry import RetryPolicy
+from core.llm.toolnames import outgoing
+from core.llm.transport import json_or_none, post_with_retries
 
-log = logging.getLogger("physreview.llm")
-
-_SECRET_PATTERNS = (re.compile(r"(?i)bearer\s+\S+"), re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"))
-_DETAIL_MAX = 300
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Failure:
-    status: int | None
-    kind: str
-    detail: str
-    headers: dict[str, str] | None
-    retryable: bool
+log = logging.getLogger("core.llm")
 
 
 class LLMClient:
@@ -79,7 +68,7 @@ class LLMClient:
         self._rand = rand
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._tools = ToolsCache()
-        # What the endpoint serves (model entry, chat template), set by physreview.llm.preflight: part of
+        # What the endpoint serves (model entry, chat template), set by core.llm.preflight: part of
         # the cache key, so a changed server behind the same URL and model name is not answered from cache.
         self.server_fingerprint = ""
         # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
@@ -159,7 +148,15 @@ class LLMClient:
             return self._finish(hit)
 
         try:
-            body, attempts, backoff = self._send(content=wire.body)
+            body, attempts, backoff = post_with_retries(
+                sdk=self._sdk,
+                slots=self._slots,
+                config=self.config,
+                retry=self.retry,
+                sleep=self._sleep,
+                rand=self._rand,
+                content=wire.body,
+            )
             parsed = self._parse(body=body, to_name=to_name)
         except LLMError as exc:
             elapsed = time.monotonic() - started
@@ -206,7 +203,7 @@ class LLMClient:
                 response = self._sdk.get(
                     path, cast_to=httpx2.Response, options={"timeout": timeout_s or self.config.timeout_s}
                 )
-                return response.status_code, _json_or_none(response)
+                return response.status_code, json_or_none(response)
         except openai.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict | list) else None
             return exc.status_code, body
@@ -241,74 +238,6 @@ class LLMClient:
             attempts=0,
             started=started,
         )
-
-    def _send(self, *, content: bytes) -> tuple[dict[str, Any], int, float]:
-        """POST the JSON ``content`` with retries; returns the JSON body, the number of attempts and
-        the seconds slept between them."""
-        attempt = 0
-        backoff = 0.0
-        while True:
-            attempt += 1
-            failure: _Failure | None = None
-            body: object = None
-            try:
-                # The slot is held only while a request is in flight, never while backing off.
-                with self._slots:
-                    # The SDK's transport and error mapping, but not ``chat.completions.create``: its
-                    # type-driven ``maybe_transform`` walks every message and tool schema of every call
-                    # (several ms, holding the GIL) and is the identity for the plain JSON we send. The
-                    # body goes as ready JSON (see physreview.llm.request: the tools are serialised once).
-                    response = self._sdk.post(
-                        "/chat/completions",
-                        cast_to=httpx2.Response,
-                        content=content,
-                        options={"timeout": self.config.timeout_s},
-                    )
-                    body = _json_or_none(response)
-            except openai.APIStatusError as exc:
-                detail = self._redact(_server_detail(exc.body))
-                failure = _Failure(
-                    status=exc.status_code,
-                    kind=_status_text(exc.status_code),
-                    detail=detail,
-                    headers=dict(exc.response.headers),
-                    retryable=is_retryable_failure(status=exc.status_code, detail=detail),
-                )
-            except openai.APITimeoutError:
-                failure = _Failure(status=None, kind="timeout", detail="", headers=None, retryable=True)
-            except openai.APIConnectionError as exc:
-                detail = _os_cause(exc)
-                failure = _Failure(status=None, kind="connection error", detail=detail, headers=None, retryable=True)
-            except openai.OpenAIError as exc:
-                # The SDK's exceptions carry the request (and its Authorization header): keep the type only.
-                kind = f"SDK error {type(exc).__name__}"
-                failure = _Failure(status=None, kind=kind, detail="", headers=None, retryable=False)
-            # Raised outside the except blocks so the SDK exception is not even the implicit context.
-            if failure is None:
-                if not isinstance(body, dict):
-                    raise LLMResponseError(
-                        f"LLM role {self.config.role!r}: {self.config.endpoint} answered with a body that is "
-                        "not a JSON object.",
-                        role=self.config.role,
-                        endpoint=self.config.endpoint,
-                    )
-                return body, attempt, backoff
-            if not failure.retryable or attempt > self.retry.max_retries:
-                error = self._request_error(failure=failure, attempts=attempt)
-                error.backoff_s = backoff
-                raise error
-            delay = self.retry.delay_s(retry_number=attempt, headers=failure.headers, rand=self._rand)
-            log.warning(
-                "LLM role %s: %s from %s; retry %d of %d in %.2f s",
-                self.config.role,
-                failure.kind,
-                self.config.endpoint,
-                attempt,
-                self.retry.max_retries,
-                delay,
-            )
-            self._sleep(delay)
-            backoff += delay
 
     def _parse(self, *, body: dict[str, Any], to_name: dict[str, str]) -> ParsedBody:
         try:
@@ -369,35 +298,6 @@ class LLMClient:
         )
         return result
 
-    def _request_error(self, *, failure: _Failure, attempts: int) -> LLMRequestError:
-        c = self.config
-        what = failure.kind + (f": {failure.detail}" if failure.detail else "")
-        unparseable = failure.status is not None and says_unparseable(failure.detail)
-        if failure.retryable:
-            tail = f"gave up after {attempts} attempt(s) (LLM_{c.role.upper()}_MAX_RETRIES={self.retry.max_retries})"
-        elif unparseable:
-            tail = "not retried (the server could not parse the request or the model's output: it would fail again)"
-        else:
-            tail = "not retried"
-        return LLMRequestError(
-            f"LLM role {c.role!r} (model {c.model!r}): request to {c.endpoint} failed with {what}; {tail}.",
-            role=c.role,
-            endpoint=c.endpoint,
-            status=failure.status,
-            attempts=attempts,
-            retryable=failure.retryable,
-            kind=failure.kind,
-            unparseable=unparseable,
-        )
-
-    def _redact(self, text: str) -> str:
-        key = self._sdk.api_key
-        if isinstance(key, str) and key:
-            text = text.replace(key, "[redacted]")
-        for pattern in _SECRET_PATTERNS:
-            text = pattern.sub("[redacted]", text)
-        return text
-
 
 def get_client(
     *,
@@ -426,45 +326,3 @@ def _rules_error(config: LLMConfig) -> RulesBackendError:
         f"LLM role {config.role!r} uses the 'rules' backend, which has no LLM client: call the rules "
         f"implementation for this role instead, or set {name}=openai (with a model and an API key) to use an LLM."
     )
-
-
-def _json_or_none(response: httpx2.Response) -> object:
-    try:
-        return response.json()
-    except ValueError:
-        return None
-
-
-def _os_cause(exc: BaseException) -> str:
-    """The operating system's reason under a connection error ("Connection refused"), if any.
-
-    Only ``strerror`` is kept: the exception chain also carries the request, with its key.
-    """
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror
-        cause = cause.__cause__ or cause.__context__
-    return ""
-
-
-def _status_text(status: int) -> str:
-    try:
-        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
-    except ValueError:
-        return f"HTTP {status}"
-
-
-def _server_detail(body: object) -> str:
-    """The server's error message, shortened; the SDK passes the ``error`` object or the raw text."""
-    if isinstance(body, dict):
-        message = body.get("message")
-        text = message if isinstance(message, str) else json.dumps(body, ensure_ascii=False)
-    elif body is None:
-        text = ""
-    else:
-        text = str(body)
-    text = " ".join(text.split())
-    return text if len(text) <= _DETAIL_MAX else text[: _DETAIL_MAX - 1] + "…"

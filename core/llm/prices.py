@@ -1,6 +1,6 @@
 """Price table (USD per 1M tokens) and the cost of one call.
 
-The table is data, not code: ``physreview/llm/prices.json`` by default, or the JSON file named by
+The table is data, not code: ``core/llm/prices.json`` by default, or the JSON file named by
 ``LLM_PRICES_FILE``. A model that matches no entry has an unknown cost (``None``), never 0, so a
 run summary cannot under-report spending.
 """
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from physreview.llm.errors import LLMConfigError
-from physreview.llm.result import Usage
+from core.llm.errors import LLMConfigError
+from core.llm.result import Usage
 
 DEFAULT_PRICES_FILE = Path(__file__).with_name("prices.json")
 PRICES_FILE_ENV = "LLM_PRICES_FILE"

@@ -1,6 +1,6 @@
 """Response cache in the database, keyed by a hash of the full canonical request.
 
-The key (built in :mod:`physreview.llm.request`) covers everything that can change the answer (base
+The key (built in :mod:`core.llm.request`) covers everything that can change the answer (base
 URL without credentials, model, messages, tools, every parameter, a caller-chosen salt) and nothing
 secret: the API key is not part of the request body and so can never reach the key or the stored request.
 """
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import DatabaseError, OperationalError, connection, transaction
 
 if TYPE_CHECKING:
-    from physreview.models import LLMCacheEntry
+    from core.models import LLMCacheEntry
 
-log = logging.getLogger("physreview.llm")
+log = logging.getLogger("core.llm")
 # SQLite has one writer: the threads of a run take turns for cache writes instead of failing on the lock.
 _SQLITE_WRITES = threading.Lock()
 _LOCKED_RETRIES = 6
@@ -25,8 +25,8 @@ _LOCKED_WAIT_S = 0.05
 
 
 def lookup(*, key: str) -> "LLMCacheEntry | None":
-    # Imported here so that importing physreview.llm never requires the app registry to be ready.
-    from physreview.models import LLMCacheEntry
+    # Imported here so that importing core.llm never requires the app registry to be ready.
+    from core.models import LLMCacheEntry
 
     return LLMCacheEntry.objects.filter(request_hash=key).first()
 
@@ -50,7 +50,7 @@ def store(
     of this process take turns, and a lock still met (another process, a shared-cache test database)
     is waited out a few times before the write is skipped with a warning.
     """
-    from physreview.models import LLMCacheEntry
+    from core.models import LLMCacheEntry
 
     entry = LLMCacheEntry(
         request_hash=key,

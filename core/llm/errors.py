@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 
 class LLMError(Exception):
-    """Base class of every error raised by :mod:`physreview.llm`."""
+    """Base class of every error raised by :mod:`core.llm`."""
 
 
 class LLMConfigError(LLMError, ImproperlyConfigured):

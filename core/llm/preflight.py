@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from physreview.llm.config import display_url
-from physreview.llm.errors import LLMConfigError
-from physreview.llm.request import canonical_json
+from core.llm.config import display_url
+from core.llm.errors import LLMConfigError
+from core.llm.request import canonical_json
 
 if TYPE_CHECKING:
-    from physreview.llm.client import LLMClient
+    from core.llm.client import LLMClient
 
 PROBE_TIMEOUT_S = 10.0
 _NO_LIST = {400, 404, 405, 501}

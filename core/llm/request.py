@@ -10,7 +10,7 @@ The key is the SHA-256 of the canonical JSON of ``{"v", "endpoint", "base_url", 
 "extra_body", "salt", "server", "tools_sha256"}``: the tools enter by the hash of their canonical JSON, so a
 key covers everything that can change the answer and nothing secret (the API key is a header).
 ``server`` is the fingerprint of what the endpoint serves (its model list, see
-:mod:`physreview.llm.preflight`), present only when known: another model file or chat template behind
+:mod:`core.llm.preflight`), present only when known: another model file or chat template behind
 the same URL and model name is another key.
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from physreview.llm.toolnames import name_maps, outgoing
+from core.llm.toolnames import name_maps, outgoing
 
 CACHE_KEY_VERSION = 2
 ENDPOINT = "chat.completions"

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from physreview.llm.result import ChatResult
+from core.llm.result import ChatResult
 
 
 @dataclass(frozen=True, kw_only=True)

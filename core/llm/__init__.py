@@ -2,7 +2,7 @@
 
 Typical use::
 
-    from physreview.llm import get_client, role_config
+    from core.llm import get_client, role_config
 
     config = role_config(role="judge")          # LLM_JUDGE_* from the environment
     if config.backend == "rules":
@@ -10,18 +10,18 @@ Typical use::
     else:
         result = get_client(config=config).chat(messages=[{"role": "user", "content": "..."}])
 
-See :mod:`physreview.llm.config` for the environment variables.
+See :mod:`core.llm.config` for the environment variables.
 """
 
-from physreview.llm.accounting import CallLog, UsageAccumulator, UsageTotals, track_calls
-from physreview.llm.client import LLMClient, get_client
-from physreview.llm.config import KNOWN_ROLES, LLMConfig, env_var_names, role_config
-from physreview.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
-from physreview.llm.preflight import ServerInfo, preflight, require_tools
-from physreview.llm.prices import PriceTable, load_prices
-from physreview.llm.result import ChatResult, ToolCall, Usage
-from physreview.llm.retry import RetryPolicy
-from physreview.llm.toolnames import api_safe_name
+from core.llm.accounting import CallLog, UsageAccumulator, UsageTotals, track_calls
+from core.llm.client import LLMClient, get_client
+from core.llm.config import KNOWN_ROLES, LLMConfig, env_var_names, role_config
+from core.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
+from core.llm.preflight import ServerInfo, preflight, require_tools
+from core.llm.prices import PriceTable, load_prices
+from core.llm.result import ChatResult, ToolCall, Usage
+from core.llm.retry import RetryPolicy
+from core.llm.toolnames import api_safe_name
 
 __all__ = [
     "KNOWN_ROLES",

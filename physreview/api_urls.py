@@ -1,4 +1,5 @@
-"""API routes, mounted at ``/api/`` by physreview.urls (namespace ``api``)."""
+"""The REST API, mounted at ``/api/`` by physreview.urls (namespace ``api``): the review app's routes and the
+evaluation app's under one router, composed here by the site so that neither app needs to know the other."""
 
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView

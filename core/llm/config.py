@@ -43,7 +43,7 @@ local server (llama.cpp, Ollama) produces perhaps 5–20 tokens/s, so give it
 ``LLM_MODEL_UNDER_TEST_TIMEOUT=300`` (and ``LLM_JUDGE_TIMEOUT``) or a smaller budget.
 
 The configuration holds the *name* of the key variable, never the key: the key is read only when
-a client is built (:func:`physreview.llm.client.get_client`).
+a client is built (:func:`core.llm.client.get_client`).
 """
 
 import os
@@ -53,7 +53,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from physreview.llm.errors import LLMConfigError
+from core.llm.errors import LLMConfigError
 
 Backend = Literal["rules", "openai"]
 BACKENDS: tuple[str, ...] = ("rules", "openai")

@@ -1,0 +1,122 @@
+"""Write/Update items in the release's prose style, checked against the turn's gold write call.
+
+The shipped release generators write action rubrics in prose (semantics file §3): "The answer orders
+<drug> at <dose> <frequency> for <indication>", "… specifies the route as oral and the frequency as
+BID", "… documents <indication> as the indication"; ZH "答案开具阿哌沙班5毫克 BID用于心房颤动". Such an
+item states the gold write call's arguments in words. It compiles to a ``write_call`` on exactly the
+arguments it states, each found in the wording by the gold value or one of its synonyms (EN or ZH);
+anything else left in the wording (a drug class "or equivalent", a dose range, a number the gold call
+does not have, a justification) means the check would verify only part of it: unscored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ehr.fhir.legacy import upgrade_arguments
+from scenarios.rubric_compiler import lexicon
+from scenarios.rubric_compiler import text as tx
+from scenarios.rubric_compiler.rules_write import VALUE_SYNONYMS, _routes_zh
+from scenarios.rubric_compiler.types import Candidate, Skip
+
+_VERB_EN = re.compile(
+    r"^\s*(?:the\s+)?(?:answer|response|model)\s+(?:[a-z]+ly\s+)?"
+    r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
+    re.IGNORECASE,
+)
+_VERB_ZH = re.compile(
+    r"^\s*(?:答案|回答|模型)?(?:正确|准确|明确)?地?(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
+)
+_FILLER_EN = frozenset(
+    """
+    at for of with as the a an and order orders ordered dose dosed dosing route frequency indication via by to is
+    set new prescription medication request field call write in its their given taken
+    """.split()  # noqa: SIM905
+)
+_FILLER_ZH = "开具用于的为和及给药途径频次剂量适应证指征记录指定医嘱，、。新：:"
+_ZH_UNITS = {"mg": "毫克", "mcg": "微克", "g": "克", "mL": "毫升", "units": "单位", "unit": "单位"}
+
+
+def _synonyms(value: str) -> list[str]:
+    low = value.strip().lower()
+    out = [value]
+    for canonical, words in VALUE_SYNONYMS.items():
+        if low == canonical.lower() or low in words:
+            out += [canonical, *words]
+    for zh, en in _routes_zh().items():
+        if en.lower() == low or low in (w.lower() for w in VALUE_SYNONYMS.get(en, ())):
+            out.append(zh)
+    for lang in ("en", "zh"):
+        for concept in lexicon.distinct(lexicon.find(value, lang=lang)):
+            out += [*concept.en, *concept.zh]
+    words = re.findall(r"[A-Za-z]{4,}", value)
+    if len(words) > 1:
+        out.append(words[0])  # "Metoprolol tartrate" → "metoprolol"
+    return sorted({o for o in out if o and o.strip()}, key=len, reverse=True)
+
+
+def _dose_pattern(value: str) -> re.Pattern[str] | None:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*", value)
+    if not m:
+        return None
+    units = [re.escape(m.group(2))] + ([_ZH_UNITS[m.group(2)]] if m.group(2) in _ZH_UNITS else [])
+    return re.compile(rf"(?<![\d.]){re.escape(m.group(1))}\s*(?:{'|'.join(units)})(?![A-Za-z])", re.IGNORECASE)
+
+
+def _find(text: str, param: str, value: Any, taken: list[tuple[int, int]]) -> tuple[int, int, str] | None:
+    """Where the wording states ``param`` = gold ``value``: (start, end, expected value)."""
+    if not isinstance(value, str) or not value.strip():
+        if isinstance(value, int) and (m := re.search(rf"(?<!\d){value}\s*(?:days?|天)", text)):
+            return m.start(), m.end(), value
+        return None
+    if param == "dose" and (pattern := _dose_pattern(value)):
+        m = pattern.search(text)
+        return (m.start(), m.end(), value) if m else None
+    for phrase in _synonyms(value):
+        ascii_phrase = phrase.isascii()
+        pattern = rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])" if ascii_phrase else re.escape(phrase)
+        for m in re.finditer(pattern, text, re.IGNORECASE):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            # the expected value is what the gold call holds; a shorter name of it stays a substring check
+            expected = phrase if ascii_phrase and phrase.lower() in value.lower() else value
+            return m.start(), m.end(), expected
+    return None
+
+
+def prose_write_rule(
+    text: str, *, lang: str, task_type: str, gold_writes: Sequence[tuple[str, dict[str, Any]]]
+) -> Candidate | Skip | None:
+    if task_type != "WU" or len(gold_writes) != 1:
+        return None
+    verb = (_VERB_EN if lang == "en" else _VERB_ZH).match(text)
+    if not verb or "`" in text:
+        return None  # the field style ("The `dose` field …") is rules_write's
+    tool, raw = gold_writes[0]
+    gold = upgrade_arguments(tool=tool, arguments=dict(raw or {}))[0]
+    found: dict[str, Any] = {}
+    spans: list[tuple[int, int]] = [verb.span()]
+    for param, value in gold.items():
+        if param in ("subject_id", "session_id"):
+            continue
+        hit = _find(text, param, value, spans)
+        if hit is not None:
+            found[param] = hit[2]
+            spans.append((hit[0], hit[1]))
+    if not found:
+        return None
+    if lang == "en":
+        rest = " ".join(tx.residual_en(text, spans, _FILLER_EN))
+    else:
+        rest = tx.residual_zh(text, spans, _FILLER_ZH)
+    if rest:
+        return Skip("partial", f"a check on the write call's {', '.join(found)} would miss: {rest}")
+    shown = "; ".join(f"{k} {v!r}" for k, v in found.items())
+    return Candidate(
+        {"kind": "write_call", "tool": tool, "params": found},
+        "write_call/prose",
+        0.85,
+        f"{tool}: {shown} (stated in prose, confirmed by the gold call)",
+    )
