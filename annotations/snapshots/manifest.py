@@ -65,7 +65,8 @@ def manifest(*, snapshot: Snapshot, files: list[dict[str, Any]]) -> dict[str, An
 
 
 def approvals(*, snapshot: Snapshot) -> list[dict[str, Any]]:
-    """Who approved which version of every frozen turn (from the items' review facts), by record id."""
+    """Who approved which version of every frozen turn (from the items' review facts), by record id. No
+    approval time: the manifest's only clock is the snapshot's ``created_at`` (same state, same manifest)."""
     out = []
     for item in SnapshotItem.objects.filter(snapshot=snapshot).order_by("record_id").only("record_id", "review"):
         for turn in item.review.get("turns", []):
@@ -78,7 +79,6 @@ def approvals(*, snapshot: Snapshot) -> list[dict[str, Any]]:
                     "approved_version": approval.get("version"),
                     "via": approval.get("via"),
                     "approvers": approval.get("approvers", []),
-                    "approved_at": approval.get("approved_at"),
                 }
             )
     return out
