@@ -118,7 +118,8 @@ def test_import_takes_the_answer_as_the_source_of_truth(db, tmp_path):
     record["answer_list_zh"][0][-1]["observation"] = "过时"
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert import_pab_file(path=path).ok
+    result = import_pab_file(path=path)
+    assert result.ok and result.aligned == [f"{record['id']} turn 1 (en)", f"{record['id']} turn 1 (zh)"]
     turn = Session.objects.get(record_id=record["id"]).turns.get(index=0)
     assert turn.steps.order_by("idx").last().observation == turn.answer_en != "stale"
     assert turn.extra["pab_answer_list_zh"][-1]["observation"] == turn.answer_zh != "过时"
