@@ -194,7 +194,7 @@ def test_internal_failure_becomes_error(rec, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(observations, "_search_labs", boom)
+    monkeypatch.setattr(observations, "search_labs", boom)  # where the tool looks it up
     args = {"subject_id": rec.subject_id, "category": "laboratory"}
     assert_error(execute_tool(name="Observation.search", arguments=args, context=CTX), "failed: RuntimeError")
 

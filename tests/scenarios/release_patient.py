@@ -126,6 +126,7 @@ def tables() -> dict[str, list[dict[str, object]]]:
             _vital(220045, "2190-03-13 08:00:00", 92),
             _vital(220045, "2190-03-15 08:00:00", 76),  # after the session date
             _vital(220179, "2190-03-13 08:00:00", 128),
+            _vital(220615, "2190-03-12 04:00:00", 1.5),  # an ICU creatinine: not one the release's labs search reads
         ],
         "discharge": [
             _note("19000001-DS-1", PRIOR, "DS", "2189-08-05 14:00:00", PRIOR_NOTE),
@@ -193,7 +194,7 @@ def _vital(itemid: int, when: str, value: float) -> dict:
         "itemid": itemid,
         "value": str(value),
         "valuenum": value,
-        "valueuom": "bpm" if itemid == 220045 else "mmHg",
+        "valueuom": {220045: "bpm", 220179: "mmHg"}.get(itemid, "mg/dL"),
         "warning": 0,
     }
 
@@ -259,6 +260,15 @@ def dictionaries() -> dict[str, list[dict[str, object]]]:
                 "linksto": "chartevents",
                 "category": "Routine Vital Signs",
                 "unitname": "mmHg",
+                "param_type": "Numeric",
+            },
+            {
+                "itemid": 220615,
+                "label": "Creatinine (serum)",
+                "abbreviation": "Creatinine (serum)",
+                "linksto": "chartevents",
+                "category": "Labs",
+                "unitname": "mg/dL",
                 "param_type": "Numeric",
             },
         ],

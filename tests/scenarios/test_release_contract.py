@@ -2,7 +2,7 @@
 
 Cases: the hand-written patient of ``release_patient.py`` (per-patient layout, pandas spelling) and
 the gold observations in ``data/release_contract_gold.json``, which the release's own tool layer
-returned for these calls on those rows (run outside the repository; 16 calls over every EHR tool:
+returned for these calls on those rows (run outside the repository; 17 calls over every EHR tool:
 Patient, Encounter, Condition, Observation labs and vitals, MedicationRequest, MedicationAdministration,
 Procedure, DocumentReference, DiagnosticReport, CarePlan, AllergyIntolerance); the record of
 ``release_contract_record.py`` (hand-written from the session format and the semantics file).
