@@ -18,6 +18,7 @@ from django.urls import path, reverse
 from annotations.models import Snapshot, SnapshotStatus
 from annotations.roles import is_admin
 from annotations.snapshots import card, services
+from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.selectors import SIDE_FILES, file_names
 from core.admin_mixins import ViewOnlyMixin
@@ -36,6 +37,11 @@ class CreateSnapshotForm(forms.Form):
         help_text="none = all",
     )
     language = forms.ChoiceField(choices=[("both", "English and Chinese"), ("en", "English"), ("zh", "Chinese")])
+    force = forms.BooleanField(
+        required=False,
+        label="Even if unchanged",
+        help_text="make a new version even when its content equals the latest snapshot's (refused otherwise)",
+    )
     ehr_provenance = forms.ChoiceField(
         choices=[(p, p) for p in card.PROVENANCE],
         initial="undeclared",
@@ -133,7 +139,10 @@ class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and del
                     tiers=data["tiers"],
                     languages=["en", "zh"] if data["language"] == "both" else [data["language"]],
                     ehr_provenance=data["ehr_provenance"],
+                    force=data["force"],
                 )
+            except DuplicateSnapshot as exc:
+                form.add_error(None, f"{exc} (tick “Even if unchanged” to make one anyway)")
             except SnapshotError as exc:
                 form.add_error(None, str(exc))
             except Exception as exc:  # the in-process build failed; the snapshot row says why

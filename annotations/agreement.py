@@ -1,4 +1,9 @@
-"""Inter-rater agreement: percent agreement, Cohen's κ (rater pairs), Krippendorff's α (nominal).
+"""Inter-rater agreement: percent agreement, Cohen's κ and Gwet's AC1 (rater pairs), Krippendorff's α (nominal).
+
+κ and α discount the agreement expected by chance from the raters' label frequencies; when nearly every
+label is the same (prevalence: almost every decision is "approve") that expectation is close to the
+observed agreement and both fall towards 0 even when the raters almost always agree. Gwet's AC1 takes
+chance agreement from how evenly the labels are spread instead, so it stays close to the raw agreement.
 
 Pure functions over plain data. Ratings are ``{unit: {rater: label}}``: a unit is a turn (decisions)
 or a (turn, rubric item) pair (keep/drop). :func:`ratings_from_reviews` builds both from reviews.
@@ -44,6 +49,24 @@ def cohens_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     return (p_o - p_e) / (1 - p_e)
 
 
+def gwet_ac1(a: Sequence[Hashable], b: Sequence[Hashable], *, categories: Iterable[Hashable] = ()) -> float:
+    """Gwet's AC1 = (p_o − p_e) / (1 − p_e) with p_e = Σ_k π_k (1 − π_k) / (q − 1), π_k the share of label
+    k over both raters and q the number of possible labels (``categories`` plus any seen; at least 2).
+    NaN for no units; 1.0 when chance agreement is certain and the raters agree."""
+    if len(a) != len(b):
+        raise ValueError("both raters need the same number of units")
+    n = len(a)
+    if n == 0:
+        return math.nan
+    p_o = percent_agreement(a, b)
+    counts = Counter(a) + Counter(b)
+    q = max(2, len(set(categories) | set(counts)))
+    p_e = sum((c / (2 * n)) * (1 - c / (2 * n)) for c in counts.values()) / (q - 1)
+    if math.isclose(p_e, 1.0):
+        return 1.0 if math.isclose(p_o, 1.0) else math.nan
+    return (p_o - p_e) / (1 - p_e)
+
+
 def krippendorff_alpha_nominal(ratings: Ratings) -> float:
     """α = 1 − D_o / D_e over the coincidence matrix; units with fewer than two labels are ignored.
 
@@ -78,18 +101,38 @@ class PairStats:
     n: int
     percent: float
     kappa: float
+    ac1: float = math.nan  # Gwet's AC1 (prevalence-robust; see the module docstring)
 
 
-def pairwise(ratings: Ratings) -> list[PairStats]:
-    """Percent agreement and κ for every rater pair, over the units both rated."""
+def pairwise(ratings: Ratings, *, categories: Iterable[Hashable] = ()) -> list[PairStats]:
+    """Percent agreement, κ and AC1 for every rater pair, over the units both rated. ``categories``: the
+    labels a rater could have given (AC1's q), besides those used anywhere in ``ratings``."""
     raters = sorted({r for labels in ratings.values() for r in labels}, key=str)
+    labels_used = {label for labels in ratings.values() for label in labels.values()}
+    possible = labels_used | set(categories)
     out = []
     for ra, rb in itertools.combinations(raters, 2):
         units = [u for u, labels in ratings.items() if ra in labels and rb in labels]
         a = [ratings[u][ra] for u in units]
         b = [ratings[u][rb] for u in units]
-        out.append(PairStats(ra, rb, len(units), percent_agreement(a, b), cohens_kappa(a, b)))
+        out.append(
+            PairStats(
+                ra,
+                rb,
+                len(units),
+                percent_agreement(a, b),
+                cohens_kappa(a, b),
+                gwet_ac1(a, b, categories=possible),
+            )
+        )
     return out
+
+
+def low_kappa_high_agreement(
+    pairs: Iterable[PairStats], *, kappa_below: float = 0.4, percent_at_least: float = 0.9
+) -> bool:
+    """Whether some pair agrees on ≥ 90% of units yet has κ < 0.4 (or undefined): the prevalence paradox."""
+    return any(p.n and p.percent >= percent_at_least and (math.isnan(p.kappa) or p.kappa < kappa_below) for p in pairs)
 
 
 def ratings_from_reviews(reviews: Iterable[Any]) -> tuple[dict, dict]:

@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from annotations.steps import ArgumentsOutsideContract, contract_arguments, rerun_step
+from scenarios.gold_answer import write_gold_answer
 from scenarios.models import CompiledState, RubricItem, Subtype, Turn
 from scenarios.rubric_checks import validate_rubric_check
 
@@ -44,6 +45,7 @@ TEXT_FIELDS = (
     "answer_zh",
 )
 SCALAR_FIELDS = (*TEXT_FIELDS, "subtype")
+ANSWER_FIELDS = ("answer_en", "answer_zh")  # written by scenarios.gold_answer only
 KEYS = (*SCALAR_FIELDS, "rubric", "steps")
 RUBRIC_KEYS = ("id", "text_en", "text_zh", "is_safety", "machine_check", "compiled_state", "compiled")
 # Item attributes a revision records (``compiled`` is the compiler's, read-only).
@@ -289,7 +291,8 @@ def write(*, turn: Turn, content: dict[str, Any]) -> None:
     transaction holding the turn's row lock.
     """
     for name in SCALAR_FIELDS:
-        setattr(turn, name, content[name])
+        if name not in ANSWER_FIELDS:
+            setattr(turn, name, content[name])
     turn.save()
     existing = {r.pk: r for r in turn.rubric_items.all()}
     keep = {item["id"] for item in content["rubric"] if item["id"] in existing}
@@ -315,3 +318,6 @@ def write(*, turn: Turn, content: dict[str, Any]) -> None:
             if observation is not None:
                 step.observation = observation
             step.save(update_fields=["arguments", "observation"])
+    # Last, so no re-executed step overwrites it: the answer and its prepare_to_answer observations are
+    # written together, in one place.
+    write_gold_answer(turn=turn, answer_en=content["answer_en"], answer_zh=content["answer_zh"])

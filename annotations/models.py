@@ -27,7 +27,10 @@ class TurnState:
     NEEDS_ADJUDICATION = "needs_adjudication"
     APPROVED = "approved"
     REJECTED = "rejected"
-    ALL = (DRAFT, IN_REVIEW, NEEDS_ADJUDICATION, APPROVED, REJECTED)
+    # An approved turn edited since: back to approved only when someone other than the editor confirms
+    # (or reverts) the edit (annotations.services.confirmation).
+    NEEDS_CONFIRMATION = "needs_confirmation"
+    ALL = (DRAFT, IN_REVIEW, NEEDS_ADJUDICATION, APPROVED, REJECTED, NEEDS_CONFIRMATION)
     # What the screens call each status (translated to the UI language when shown).
     LABELS = {
         DRAFT: _("Draft"),
@@ -35,6 +38,7 @@ class TurnState:
         NEEDS_ADJUDICATION: _("Needs adjudication"),
         APPROVED: _("Approved"),
         REJECTED: _("Rejected"),
+        NEEDS_CONFIRMATION: _("Needs confirmation"),
     }
 
 
@@ -67,6 +71,8 @@ class RevisionKind(models.TextChoices):
     SYSTEM = "system", _("System")
     # A save made against a stale version: kept (not applied) so that it can be merged later.
     CONFLICT = "conflict", _("Conflict")
+    # An unconfirmed edit of an approved turn undone: the content goes back to the approved version's.
+    REVERT = "revert", _("Revert")
 
 
 class Chosen(models.TextChoices):
@@ -161,6 +167,40 @@ class Revision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.turn_id}.{self.field} ({self.kind})"
+
+
+class ApprovalVia(models.TextChoices):
+    REVIEWS = "reviews", _("reviews")
+    ADJUDICATION = "adjudication", _("adjudication")
+    CONFIRMATION = "confirmation", _("confirmation")
+    REVERT = "revert", _("revert")
+    MIGRATION = "migration", _("approved before versions were tracked")
+
+
+class TurnApproval(models.Model):
+    """Who approved which version of a turn. A turn is curated only while its current ``version`` has an
+    approval (annotations.snapshots.freeze); ``content`` is what was approved (what a revert restores)."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="approvals")
+    version = models.PositiveIntegerField()
+    via = models.CharField(max_length=16, choices=ApprovalVia.choices)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Usernames that approved this version (both reviewers, the adjudicator, the confirmer), sorted.
+    approvers = models.JSONField(default=list, blank=True)
+    content = models.JSONField(default=dict, blank=True, help_text="annotations.content snapshot approved")
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["turn", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "version"], name="approval_turn_version"),
+            models.CheckConstraint(condition=_in("via", ApprovalVia), name="approval_via_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} v{self.version} approved ({self.via}) by {', '.join(self.approvers) or '?'}"
 
 
 class Lease(models.Model):

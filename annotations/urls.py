@@ -18,6 +18,8 @@ urlpatterns = [
     path("turns/<int:pk>/lease/", views.lease, name="lease"),
     path("turns/<int:pk>/lease/release/", views.release_lease, name="release_lease"),
     path("adjudicate/<int:pk>/", views.adjudicate, name="adjudicate"),
+    # An edit of an approved turn: confirmed or reverted by someone other than the editor.
+    path("turns/<int:pk>/confirm/", views.confirm, name="confirm"),
     path("history/<int:pk>/", views.history, name="history"),
     path("dashboard/", views.dashboard, name="dashboard"),
 ]

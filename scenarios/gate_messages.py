@@ -53,6 +53,14 @@ MESSAGES: dict[str, str] = {
     "checked_value": gettext_noop("%(where)s: checked value %(value)s ungrounded"),
     "ungrounded": gettext_noop("%(where)s: %(numbers)s not in any observation"),
     "self_rubric": gettext_noop("%(where)s (“%(text)s”): the %(lang)s gold answer fails its check"),
+    # answer ↔ evidence (scenarios.audit.evidence): what the answer cites and the gold call it came from
+    "stale_value": gettext_noop(
+        "%(where)s: %(value)s is no longer supported by step %(idx)s %(tool)s, whose result changed"
+    ),
+    "stale_name": gettext_noop(
+        "%(where)s: %(value)s is no longer returned by step %(idx)s %(tool)s, whose result changed"
+    ),
+    "lab_value": gettext_noop("%(where)s: %(value)s is not among the %(name)s results of step %(idx)s %(tool)s"),
     # translation
     "zh_missing": gettext_noop("%(where)s: Chinese text missing"),
     "zh_numbers": gettext_noop("%(where)s: ZH lacks numbers %(numbers)s"),

@@ -26,6 +26,7 @@ from scenarios.generation.llm_roles import LLMRoles
 from scenarios.generation.prompts import manifest as prompt_manifest
 from scenarios.generation.reasons import attempt_records
 from scenarios.generation.types import GenerationOutcome, SessionDraft, TurnDraft, session_id_for
+from scenarios.gold_answer import apply_gold_answer
 from scenarios.models import (
     GenerationRun,
     GoldStep,
@@ -320,7 +321,7 @@ def _persist_turn(*, session: Session, turn: TurnDraft, failures: list) -> None:
         derivations=[d.__dict__ for d in turn.derivations],
         gate_report={"failures": [f.__dict__ for f in failures]},
     )
-    GoldStep.objects.bulk_create(
+    steps = [
         GoldStep(
             turn=row,
             idx=s.idx,
@@ -330,7 +331,10 @@ def _persist_turn(*, session: Session, turn: TurnDraft, failures: list) -> None:
             dependency_list=s.dependency_list,
         )
         for s in turn.steps
-    )
+    ]
+    # The one writer of the gold answer sets the prepare_to_answer observation from the answer.
+    apply_gold_answer(turn=row, steps=steps, answer_en=turn.answer_en, answer_zh=turn.answer_zh)
+    GoldStep.objects.bulk_create(steps)
     for idx, item in enumerate(turn.rubric):
         # save() validates the machine-checkable form (bulk_create would skip that).
         RubricItem(

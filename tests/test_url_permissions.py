@@ -27,7 +27,7 @@ from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
 from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
 from physreview import access
-from tests.annotations.conftest import make_user
+from tests.annotations.conftest import approve_as_is, make_user
 from tests.evaluation.factories import turn_result
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
@@ -45,7 +45,7 @@ ACTIONS = (
     "annotations:lease",
     "annotations:release_lease",
 )
-API_ACTIONS = ("approve", "reject", "edit")
+API_ACTIONS = ("approve", "reject", "edit", "confirm", "revert")
 ROLE_ONLY = 403  # a signed-in user with no role (physreview.access: Rule.ROLE and stricter)
 
 # (URL name or route, sample) -> expected GET outcome for (anonymous, no role, reviewer, adjudicator, admin).
@@ -80,6 +80,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("annotations:dashboard", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("annotations:done", None): (LOGIN, ROLE_ONLY, 200, 200, 200),  # the user's own submitted reviews
     **{("annotations:undo", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},  # POST only
+    # Confirm or revert an edit of an approved turn (issue 32): POST only.
+    **{("annotations:confirm", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},
     ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 403, 200),  # staff only
     # REST API: 401 instead of the login page; the same object visibility as the review screens (404).
     ("api:api-root", None): (401, ROLE_ONLY, 200, 200, 200),
@@ -130,6 +132,8 @@ POST_EXPECTED: dict[str, tuple] = {
     "annotations:adjudicate": (LOGIN, ROLE_ONLY, 404, 200, 200),  # banner: the turn does not need adjudication
     # Nothing of theirs to withdraw: back to the done list with the reason.
     "annotations:undo": (LOGIN, ROLE_ONLY, 404, ("redirect", "/review/done/"), ("redirect", "/review/done/")),
+    # The turn has no edit waiting for confirmation: back to the queue with the reason.
+    "annotations:confirm": (LOGIN, ROLE_ONLY, 404, ("redirect", "/review/"), ("redirect", "/review/")),
     # API: 404 before the body is read; this form post is then refused (the API takes JSON only).
     **{f"api:turn-{a}": (401, ROLE_ONLY, 404, 415, 415) for a in API_ACTIONS},
 }
@@ -199,7 +203,7 @@ def world(demo_cohort, settings, tmp_path):
     CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
     settings.VAR_DIR = tmp_path  # snapshot files
     approved = complete_session()
-    approved.turns.update(status=TurnState.APPROVED)
+    approve_as_is(approved.turns.all())
     create_snapshot(user=admin)
     return {
         "users": {

@@ -297,6 +297,10 @@ class EditSerializer(_ActionSerializer):
     )
 
 
+class ConfirmSerializer(_ActionSerializer):
+    """Confirm or revert an edit of an approved turn: base_version is the edited version you looked at."""
+
+
 class GateWarningSerializer(serializers.Serializer):
     gate = serializers.CharField()
     message = serializers.CharField()
@@ -420,4 +424,8 @@ class SnapshotCreateSerializer(serializers.Serializer):
         choices=card.PROVENANCE,
         default="undeclared",
         help_text="origin of the EHR store, for the dataset card's data-use note",
+    )
+    force = serializers.BooleanField(
+        default=False,
+        help_text="a new version even if its content equals the latest snapshot's (else 409 duplicate_snapshot)",
     )

@@ -23,11 +23,13 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from annotations.api import serializers as s
+from annotations.api.errors import error_body
 from annotations.api.permissions import IsAdjudicatorOrAdmin
 from annotations.api.views import error_responses
 from annotations.models import Snapshot
 from annotations.snapshots import selectors as snapshot_selectors
 from annotations.snapshots import services as snapshot_services
+from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
 
 
@@ -93,7 +95,7 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         request=s.SnapshotCreateSerializer,
         responses={
             201: OpenApiResponse(s.SnapshotDetailSerializer, description="created; status tells building/ready"),
-            **error_responses(400, 401, 403),
+            **error_responses(400, 401, 403, 409),
         },
     )
     def create(self, request: Request) -> Response:
@@ -107,7 +109,17 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 tiers=data.get("tiers"),
                 languages=data.get("languages"),
                 ehr_provenance=data["ehr_provenance"],
+                force=data["force"],
             )
+        except DuplicateSnapshot as exc:
+            # Nothing was created: say which snapshot already holds this content.
+            body = error_body(
+                code="duplicate_snapshot",
+                message=f"{exc} (send force: true to make one anyway)",
+                latest=exc.latest.label,
+                content_sha256=exc.content_sha256,
+            )
+            return Response(body, status=status.HTTP_409_CONFLICT)
         except SnapshotError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         snapshot.refresh_from_db()

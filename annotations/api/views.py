@@ -26,6 +26,7 @@ from annotations.api.filters import LANGUAGES, SessionFilter, TurnFilter
 from annotations.api.permissions import visible_sessions, visible_turns
 from annotations.content import InvalidContent
 from annotations.models import Decision
+from annotations.services import confirmation
 from annotations.services.reviews import is_assigned
 from scenarios.models import Turn
 
@@ -36,6 +37,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         401: "not authenticated (send `Authorization: Token <key>` or log in)",
         403: "authenticated but not allowed",
         404: "no such object, or not visible to you",
+        409: "a conflict with the current state (e.g. duplicate_snapshot: the content equals the latest snapshot's)",
     }
     return {code: OpenApiResponse(s.ErrorSerializer, description=described[code]) for code in codes}
 
@@ -214,6 +216,39 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
                 base_version=data["base_version"],
             )
         return self._result(turn, review=review, warnings=review.gate_warnings)
+
+    @extend_schema(
+        summary="Confirm an edit of an approved turn (adjudicators/admins other than the editor)",
+        description="The turn is in needs_confirmation (edited after approval); its current version becomes "
+        "approved and the session can enter the next snapshot again. The editor cannot confirm their own edit "
+        "(403); a stale base_version answers 400.",
+        request=s.ConfirmSerializer,
+        responses=ACTION_RESPONSES,
+    )
+    @action(detail=True, methods=["post"])
+    def confirm(self, request: Request, pk: str | None = None) -> Response:
+        turn = self.get_object()
+        data = self._body(s.ConfirmSerializer)
+        with _service_errors():
+            confirmation.confirm_edit(turn=turn, user=request.user, base_version=data["base_version"])
+        return self._result(turn)
+
+    @extend_schema(
+        summary="Revert an edit of an approved turn to the approved content (adjudicators/admins)",
+        description="Writes the latest approved version's content back as a new version and approves it.",
+        request=s.ConfirmSerializer,
+        responses=ACTION_RESPONSES,
+    )
+    @action(detail=True, methods=["post"])
+    def revert(self, request: Request, pk: str | None = None) -> Response:
+        turn = self.get_object()
+        data = self._body(s.ConfirmSerializer)
+        with _service_errors():
+            confirmation.revert_edit(
+                turn=turn, user=request.user, base_version=data["base_version"], reason=data["reason"]
+            )
+        turn.refresh_from_db()
+        return self._result(turn, changed=[])
 
 
 @contextmanager

@@ -9,6 +9,7 @@ transaction). Two writers of one turn queue on it; inserts that merely reference
 from annotations.services.adjudication import adjudicate
 from annotations.services.assignment import assign, distribute
 from annotations.services.comments import add_comment
+from annotations.services.confirmation import confirm_edit, confirmation_queue, revert_edit
 from annotations.services.edits import merge, pending_conflicts, save_turn_edit, unapplied
 from annotations.services.errors import Conflict, DraftConflict, InvalidState, LeaseHeld, PermissionDenied
 from annotations.services.leases import acquire_lease, release, renew
@@ -24,11 +25,14 @@ __all__ = [
     "add_comment",
     "adjudicate",
     "assign",
+    "confirm_edit",
+    "confirmation_queue",
     "distribute",
     "merge",
     "pending_conflicts",
     "release",
     "renew",
+    "revert_edit",
     "save_draft_review",
     "save_turn_edit",
     "submit_review",

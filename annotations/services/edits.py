@@ -17,6 +17,7 @@ from annotations import content as tc
 from annotations.diffs import diff_field
 from annotations.models import Revision, RevisionKind
 from annotations.roles import is_adjudicator
+from annotations.services.confirmation import after_content_change
 from annotations.services.errors import Conflict, PermissionDenied
 from annotations.services.gates import turn_warnings
 from scenarios.models import Turn
@@ -33,7 +34,7 @@ def apply_content(
         return []
     turn.version += 1
     tc.write(turn=turn, content=content)
-    return Revision.objects.bulk_create(
+    rows = Revision.objects.bulk_create(
         Revision(
             turn=turn,
             field=name,
@@ -47,6 +48,9 @@ def apply_content(
         )
         for name, old, new in changes
     )
+    # Approval belongs to a version: an approved turn just edited needs someone else's confirmation.
+    after_content_change(turn=turn, author=author)
+    return rows
 
 
 def _store_conflict(*, turn: Turn, user: Any, mine: dict[str, Any], base_version: int, reason: str) -> Conflict:
@@ -97,6 +101,8 @@ def _save(
         locked = Turn.objects.select_for_update(no_key=True).get(pk=turn.pk)
         current = tc.snapshot(turn=locked)
         mine = tc.apply_changes(base=current, changes=changes)  # validates before anything is stored
+        # What the calls returned before this save: the evidence gate names a step whose result changed.
+        previous = {s.idx: s.observation for s in locked.steps.all()}
         if locked.version != base_version:
             # Commit the conflict rows (the attempt is kept), then tell the caller.
             conflict = _store_conflict(turn=locked, user=user, mine=mine, base_version=base_version, reason=reason)
@@ -114,7 +120,7 @@ def _save(
     if conflict is not None:
         raise conflict
     turn.refresh_from_db()
-    return turn, revisions, turn_warnings(turn=turn, content=tc.snapshot(turn=turn))
+    return turn, revisions, turn_warnings(turn=turn, content=tc.snapshot(turn=turn), previous=previous)
 
 
 def save_turn_edit(

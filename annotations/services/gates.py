@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.steps import rerun_step
+from scenarios.audit import evidence
+from scenarios.gate_messages import gate_message, where
 from scenarios.generation import gates
 from scenarios.generation.gates_content import CONTENT_GATES
 from scenarios.generation.types import Derivation, RubricItem, SessionDraft, Step, TurnDraft
@@ -168,9 +170,55 @@ def session_draft(*, session: Any, turns: list) -> SessionDraft:
     )
 
 
-def turn_warnings(*, turn: Turn, content: dict[str, Any]) -> list[dict[str, Any]]:
-    """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``."""
+def turn_warnings(
+    *, turn: Turn, content: dict[str, Any], previous: dict[int, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Gate failures of ``turn`` if it had ``content`` (a full snapshot): ``[{"gate", "message"}]``.
+
+    ``previous``: the steps' observations before a save that already re-executed them (``{idx: obs}``),
+    so the evidence gate can name the step whose result changed; by default the stored observations."""
     drafts = _other_drafts(turn)
-    drafts.append(_turn_draft(turn, content))
+    mine = _turn_draft(turn, content)
+    drafts.append(mine)
     draft = session_draft(session=turn.session, turns=sorted(drafts, key=lambda t: t.index))
-    return [{"gate": f.gate, "message": f.message} for gate in TURN_GATES for f in gate(draft) if f.turn == turn.index]
+    out = [{"gate": f.gate, "message": f.message} for gate in TURN_GATES for f in gate(draft) if f.turn == turn.index]
+    earlier = [d for d in drafts if d is not mine and d.index < turn.index]
+    return out + evidence_warnings(turn=turn, content=content, mine=mine, earlier=earlier, previous=previous)
+
+
+def evidence_warnings(
+    *, turn: Turn, content: dict[str, Any], mine: TurnDraft, earlier: list[TurnDraft], previous: dict[int, Any] | None
+) -> list[dict[str, Any]]:
+    """The answer ↔ evidence gate (scenarios.audit.evidence) on the answer (EN, ZH) and value rubric items."""
+    before = previous if previous is not None else {s.idx: s.observation for s in turn.steps.all()}
+    steps = [
+        evidence.EvidenceStep(
+            s.idx, s.tool, s.arguments, s.observation, before.get(s.idx) if before.get(s.idx) != s.observation else None
+        )
+        for s in mine.steps
+    ]
+    texts: list[tuple[str, int | None, str]] = [
+        ("answer", None, content["answer_en"]),
+        ("answer_zh", None, content["answer_zh"]),
+    ]
+    texts += [
+        ("rubric", i + 1, r["text_en"])
+        for i, r in enumerate(content["rubric"])
+        if isinstance(r.get("machine_check"), dict) and r["machine_check"].get("kind") == "value_unit"
+    ]
+    findings = evidence.check(
+        texts=texts,
+        steps=steps,
+        earlier_steps=[
+            evidence.EvidenceStep(s.idx, s.tool, s.arguments, s.observation) for d in earlier for s in d.steps
+        ],
+        derivations=turn.derivations,
+        context_texts=[turn.session.env_info, content["request_explicit_en"], content["request_implicit_en"]],
+    )
+    out = []
+    for f in findings:
+        field = where(f.where, n=f.n) if f.n is not None else where(f.where)
+        message = gate_message(f.kind, where=field, value=f.value, idx=f.step, tool=f.tool, name=f.name)
+        if (item := {"gate": "evidence", "message": message}) not in out:
+            out.append(item)
+    return out

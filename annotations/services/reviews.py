@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from annotations import content as tc
 from annotations.diffs import diff_content, diff_field
 from annotations.models import (
+    ApprovalVia,
     Assignment,
     Decision,
     RejectReason,
@@ -21,6 +22,7 @@ from annotations.models import (
     status_label,
 )
 from annotations.selectors import all_submitted, assigned_reviews
+from annotations.services.confirmation import record_approval
 from annotations.services.errors import Conflict, DraftConflict, InvalidState, PermissionDenied
 from annotations.services.gates import turn_warnings
 from annotations.signals import turn_finalised
@@ -212,11 +214,18 @@ def finalise(*, turn: Turn) -> str | None:
     return status
 
 
-def set_status(*, turn: Turn, status: str, reason: str, author: Any | None = None) -> None:
-    """Change the status (recorded as a ``system`` revision). Caller holds the turn's row lock."""
+def set_status(*, turn: Turn, status: str, reason: str, author: Any | None = None, via: str | None = None) -> None:
+    """Change the status (recorded as a ``system`` revision). Caller holds the turn's row lock.
+
+    Becoming ``approved`` records who approved the current version (:class:`TurnApproval`); ``via``
+    says how (default: ``adjudication`` when an author is given, else ``reviews``)."""
     before = turn.status
     if before == status:
         return
+    if status == TurnState.APPROVED:
+        via = via or (ApprovalVia.ADJUDICATION if author is not None else ApprovalVia.REVIEWS)
+        approval = record_approval(turn=turn, via=via, user=author)
+        reason = f"{reason}; version {turn.version} approved by {', '.join(approval.approvers) or 'nobody named'}"
     turn.status = status
     turn.save(update_fields=["status"])
     Revision.objects.create(

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotations import agreement
-from annotations.models import Review, Snapshot
+from annotations.models import Decision, Review, Snapshot
 from scenarios.models import Scenario, TaskType
 
 # Who may use what. Imported records are PhysAssistBench's (MIMIC-IV derived); generated sessions are
@@ -93,19 +93,39 @@ def _agreement_lines(turn_pks: list[int]) -> list[str]:
         return ["No submitted reviews of these turns (nothing to measure agreement on)."]
     reviewers = Counter(r.reviewer.get_username() for r in reviews)
     decisions, rubric = agreement.ratings_from_reviews(reviews)
+    return agreement_text(reviewers=reviewers, decisions=decisions, rubric=rubric)
+
+
+def agreement_text(*, reviewers: Counter, decisions: dict, rubric: dict) -> list[str]:
+    """The card's review-agreement lines from the ratings (annotations.agreement shapes)."""
     fmt = agreement.format_statistic
     lines = ["Reviewers (turns reviewed): " + ", ".join(f"{u} ({n})" for u, n in sorted(reviewers.items())), ""]
-    pairs = agreement.pairwise(decisions)
+    # A decision is approve or reject (pending reviews are not submitted): AC1 counts both as possible.
+    pairs = agreement.pairwise(decisions, categories=(Decision.APPROVE, Decision.REJECT))
     if pairs:
         lines += _table(
-            ["reviewer pair", "turns both reviewed", "% agreement (decision)", "Cohen's κ"],
-            [[f"{p.rater_a} / {p.rater_b}", p.n, fmt(p.percent, percent=True), fmt(p.kappa)] for p in pairs],
+            ["reviewer pair", "turns both reviewed", "% agreement (decision)", "Cohen's κ", "Gwet's AC1"],
+            [
+                [f"{p.rater_a} / {p.rater_b}", p.n, fmt(p.percent, percent=True), fmt(p.kappa), fmt(p.ac1)]
+                for p in pairs
+            ],
         )
         lines.append("")
     lines.append(
         f"Krippendorff's α (nominal): decisions {fmt(agreement.krippendorff_alpha_nominal(decisions))}, "
         f"rubric keep/drop {fmt(agreement.krippendorff_alpha_nominal(rubric))}."
     )
+    if agreement.low_kappa_high_agreement(pairs):
+        labels = Counter(label for by_rater in decisions.values() for label in by_rater.values())
+        top, count = labels.most_common(1)[0]
+        share = 100 * count / sum(labels.values())
+        lines += [
+            "",
+            f"κ and α are low although the reviewers agree on almost every turn because {share:.1f}% "
+            f"of all decisions are “{top}”: both measure agreement beyond what such skewed label frequencies "
+            "produce by chance, so a handful of disagreements dominates them; Gwet's AC1, which does not "
+            "penalise prevalence, is the better summary of how often the reviewers agree.",
+        ]
     return lines
 
 

@@ -15,11 +15,13 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
-from annotations.models import Adjudication, Review, Revision, Snapshot, SnapshotItem, TurnState
+from annotations.models import Adjudication, Review, Revision, Snapshot, SnapshotItem, TurnApproval, TurnState
 from annotations.snapshots.errors import SnapshotError
+from annotations.snapshots.integrity import InconsistentRecord, describe
 from annotations.snapshots.rows import flat_source_json
+from scenarios.gold_answer import answer_mismatches
 from scenarios.models import Scenario, Session, Turn
 from scenarios.pab import dumps_record, session_to_record
 from scenarios.selectors import sessions_for_export
@@ -48,11 +50,15 @@ def normalize_filters(
 
 
 def curated_sessions(*, filters: dict[str, list[Any]]) -> QuerySet[Session]:
-    """Sessions whose turns are all approved (and complete in the chosen languages), matching the filters."""
-    qs = Session.objects.annotate(
-        n_turns=Count("turns", distinct=True),
-        n_approved=Count("turns", filter=Q(turns__status=TurnState.APPROVED), distinct=True),
-    ).filter(n_turns__gt=0, n_turns=F("n_approved"))
+    """Sessions whose turns are all approved *at their current version* (an edit after approval takes the
+    session out until it is confirmed) and complete in the chosen languages, matching the filters."""
+    approved_now = TurnApproval.objects.filter(turn_id=OuterRef("pk"), version=OuterRef("version"))
+    unapproved = Turn.objects.exclude(status=TurnState.APPROVED) | Turn.objects.filter(~Exists(approved_now))
+    qs = (
+        Session.objects.annotate(n_turns=Count("turns", distinct=True))
+        .filter(n_turns__gt=0)
+        .exclude(pk__in=unapproved.values("session_id"))
+    )
     if filters["scenarios"]:
         qs = qs.filter(scenario__in=filters["scenarios"])
     if filters["tiers"]:
@@ -93,6 +99,17 @@ def _review_facts(*, turn_ids: list[int]) -> dict[int, dict[str, Any]]:
     adjudications = Adjudication.objects.filter(turn_id__in=turn_ids).order_by("turn_id", "created", "pk")
     for turn_id, username in adjudications.values_list("turn_id", "adjudicator__username"):
         facts[turn_id]["adjudicator"] = username
+    # Who approved which version: the approval of the version frozen (the latest one, by curation).
+    approvals = TurnApproval.objects.filter(turn_id__in=turn_ids).order_by("turn_id", "version")
+    for turn_id, version, via, approvers, created in approvals.values_list(
+        "turn_id", "version", "via", "approvers", "created"
+    ):
+        facts[turn_id]["approval"] = {
+            "version": version,
+            "via": via,
+            "approvers": approvers,
+            "approved_at": created.isoformat(),
+        }
     for fact in facts.values():
         fact["reviewers"].sort()
     return facts
@@ -124,14 +141,29 @@ def freeze_items(
     return count
 
 
-def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) -> int:
-    if not batch:
-        return 0
+def _add_facts(batch: list[SnapshotItem]) -> None:
     turn_ids = [t["turn_pk"] for item in batch for t in item.review["turns"]]
     facts = _review_facts(turn_ids=turn_ids)
     for item in batch:
         for turn in item.review["turns"]:
             turn.update(facts[turn["turn_pk"]])
+
+
+def unsaved_items(*, filters: dict[str, list[Any]]) -> list[SnapshotItem]:
+    """The items a snapshot with ``filters`` would freeze now, not saved, in export order (byte order of
+    ``record_id``): what a duplicate check writes to compare content checksums."""
+    ids = list(curated_sessions(filters=filters).values_list("pk", flat=True))
+    qs = sessions_for_export().filter(pk__in=ids).select_related("run")
+    items = [_item(snapshot=None, session=session) for session in qs.iterator(chunk_size=FREEZE_CHUNK)]
+    for start in range(0, len(items), FREEZE_CHUNK):
+        _add_facts(items[start : start + FREEZE_CHUNK])
+    return sorted(items, key=lambda item: item.record_id.encode("utf-8"))
+
+
+def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) -> int:
+    if not batch:
+        return 0
+    _add_facts(batch)
     SnapshotItem.objects.bulk_create(batch)
     n = len(batch)
     batch.clear()
@@ -140,9 +172,15 @@ def _flush(batch: list[SnapshotItem], on_chunk: Callable[[int], None] | None) ->
     return n
 
 
-def _item(*, snapshot: Snapshot, session: Session) -> SnapshotItem:
-    line = dumps_record(session_to_record(session))
+def _item(*, snapshot: Snapshot | None, session: Session) -> SnapshotItem:
     turns = sorted(session.turns.all(), key=lambda t: t.index)
+    # Checked again while freezing: the content may have changed since start_snapshot looked.
+    for turn in turns:
+        if problems := answer_mismatches(turn=turn):
+            raise InconsistentRecord(
+                "refusing to freeze: " + describe(record_id=session.record_id, index=turn.index, problems=problems)
+            )
+    line = dumps_record(session_to_record(session))
     return SnapshotItem(
         snapshot=snapshot,
         record_id=session.record_id,

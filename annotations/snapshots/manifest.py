@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from annotations.models import Snapshot
+from annotations.models import Snapshot, SnapshotItem
 from annotations.snapshots import freeze
 from core.version import code_version
 from ehr.fhir import schema_hash
@@ -60,7 +60,28 @@ def manifest(*, snapshot: Snapshot, files: list[dict[str, Any]]) -> dict[str, An
         "files": files,
         "tool_schema_hash": stored.get("tool_schema_hash", NOT_RECORDED),
         "code_version": stored.get("code_version", NOT_RECORDED),
+        "approvals": stored.get("approvals", NOT_RECORDED),
     }
+
+
+def approvals(*, snapshot: Snapshot) -> list[dict[str, Any]]:
+    """Who approved which version of every frozen turn (from the items' review facts), by record id. No
+    approval time: the manifest's only clock is the snapshot's ``created_at`` (same state, same manifest)."""
+    out = []
+    for item in SnapshotItem.objects.filter(snapshot=snapshot).order_by("record_id").only("record_id", "review"):
+        for turn in item.review.get("turns", []):
+            approval = turn.get("approval") or {}
+            out.append(
+                {
+                    "record_id": item.record_id,
+                    "turn_index": turn["index"],
+                    "version": turn["version"],
+                    "approved_version": approval.get("version"),
+                    "via": approval.get("via"),
+                    "approvers": approval.get("approvers", []),
+                }
+            )
+    return out
 
 
 def write_manifest(*, folder: Path, snapshot: Snapshot, files: list[dict[str, Any]]) -> Path:

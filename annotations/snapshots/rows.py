@@ -100,12 +100,13 @@ class FlatSource(msgspec.Struct):
 
     id: str
     session_id: str
-    subject_id: int
-    hadm_id: int
+    # The release's pandas-written records spell integers as 22444183.0 (imported and exported as spelled).
+    subject_id: int | float
+    hadm_id: int | float
     current_date: str
     clinical_scenario: str
     clinical_task_domain: str
-    difficulty_level: int
+    difficulty_level: int | float
     tasks: list[str]
     tasks_explicit: list[str]
     tasks_zh: list[str]
@@ -168,10 +169,10 @@ def flat_rows(*, record: FlatSource, source: str, review: dict[str, Any], langua
                     "turn_index": i,
                     "language": lang,
                     "scenario": record.clinical_scenario,
-                    "tier": record.difficulty_level,
+                    "tier": int(record.difficulty_level),
                     "clinical_task_domain": record.clinical_task_domain,
-                    "subject_id": record.subject_id,
-                    "hadm_id": record.hadm_id,
+                    "subject_id": int(record.subject_id),
+                    "hadm_id": int(record.hadm_id),
                     "current_date": record.current_date,
                     "source": source,
                     "task_type": TASK_TYPE_LABELS[record.task_types[i]],
@@ -219,8 +220,9 @@ class FlatRow(msgspec.Struct, gc=False):
     scenario: str
     tier: int
     clinical_task_domain: str
-    subject_id: int
-    hadm_id: int
+    # The release's pandas-written records spell integers as 22444183.0 (imported and exported as spelled).
+    subject_id: int | float
+    hadm_id: int | float
     current_date: str
     source: str
     task_type: str

@@ -24,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
-from annotations.snapshots import card, freeze, manifest
+from annotations.snapshots import card, duplicates, freeze, integrity, manifest
 from annotations.snapshots.errors import EmptySelection, SnapshotError
 from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
 from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
@@ -47,15 +47,21 @@ def start_snapshot(
     tiers: Iterable[int] | None = None,
     languages: Iterable[str] | None = None,
     ehr_provenance: str = "undeclared",
+    force: bool = False,
 ) -> Snapshot:
-    """Check the filters and that something is selected, then create the ``building`` row with the next
-    version. Takes a transaction-scoped advisory lock on PostgreSQL while allocating the version, so
-    concurrent calls get distinct versions (elsewhere a unique-version clash is retried)."""
+    """Check the filters, that something is selected, that no selected turn contradicts itself and
+    (unless ``force``) that the content differs from the latest snapshot's (:class:`DuplicateSnapshot`),
+    then create the ``building`` row with the next version. Takes a transaction-scoped advisory lock on
+    PostgreSQL while allocating the version, so concurrent calls get distinct versions (elsewhere a
+    unique-version clash is retried)."""
     filters = freeze.normalize_filters(scenarios=scenarios, tiers=tiers, languages=languages)
     if ehr_provenance not in card.PROVENANCE:
         raise SnapshotError(f"unknown EHR provenance {ehr_provenance!r} (use {', '.join(card.PROVENANCE)})")
     if not freeze.curated_sessions(filters=filters).exists():
         raise EmptySelection(f"no session has all its turns approved for these filters ({_describe(filters)})")
+    integrity.refuse_inconsistent(session_ids=freeze.curated_sessions(filters=filters).values_list("pk", flat=True))
+    if not force:
+        duplicates.refuse_duplicate(filters={**filters, "ehr_provenance": ehr_provenance}, tmp_root=snapshots_root())
     filters["ehr_provenance"] = ehr_provenance
     for attempt in range(5):
         try:
@@ -149,6 +155,7 @@ def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
             "counts": {k: v for k, v in stats.items() if k != "turn_pks"},
             "files": files,
             **manifest.build_provenance(),
+            "approvals": manifest.approvals(snapshot=snapshot),
         }
         snapshot.content_sha256 = content_sha256(files)
         snapshot.card_markdown = card.render(snapshot=snapshot, stats=stats)
@@ -193,11 +200,18 @@ def create_snapshot(
     languages: Iterable[str] | None = None,
     ehr_provenance: str = "undeclared",
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Snapshot:
     """Make a ready snapshot in-process (command, tests, API). Raises :class:`SnapshotError` on bad
-    filters or an empty selection (nothing is created then)."""
+    filters, an empty selection, an inconsistent record or (unless ``force``) a duplicate of the latest
+    snapshot's content (nothing is created then)."""
     snapshot = start_snapshot(
-        user=user, scenarios=scenarios, tiers=tiers, languages=languages, ehr_provenance=ehr_provenance
+        user=user,
+        scenarios=scenarios,
+        tiers=tiers,
+        languages=languages,
+        ehr_provenance=ehr_provenance,
+        force=force,
     )
     return build_snapshot(snapshot_id=snapshot.pk, progress=progress)
 
@@ -209,13 +223,20 @@ def request_snapshot(
     tiers: Iterable[int] | None = None,
     languages: Iterable[str] | None = None,
     ehr_provenance: str = "undeclared",
+    force: bool = False,
 ) -> Snapshot:
     """Start a snapshot and build it in the Celery task ``build_snapshot_task`` after commit (admin, API).
-    Without a broker the task runs in-process, so the snapshot is ready on return."""
+    Without a broker the task runs in-process, so the snapshot is ready on return. The checks of
+    :func:`start_snapshot` (duplicate content included, unless ``force``) run in the request."""
     from annotations.tasks import build_snapshot_task
 
     snapshot = start_snapshot(
-        user=user, scenarios=scenarios, tiers=tiers, languages=languages, ehr_provenance=ehr_provenance
+        user=user,
+        scenarios=scenarios,
+        tiers=tiers,
+        languages=languages,
+        ehr_provenance=ehr_provenance,
+        force=force,
     )
     build_snapshot_task.delay_on_commit(snapshot.pk)
     return snapshot

@@ -21,6 +21,7 @@ KINDS = {
     RevisionKind.MERGE: gettext_lazy("Merge"),
     RevisionKind.SYSTEM: gettext_lazy("System"),
     RevisionKind.CONFLICT: gettext_lazy("Conflicting save"),
+    RevisionKind.REVERT: gettext_lazy("Revert"),
 }
 
 

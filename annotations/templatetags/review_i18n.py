@@ -45,6 +45,8 @@ FIELDS = {
     "answer": gettext_lazy("Gold answer"),
     "subtype": gettext_lazy("Implicitness subtype"),
     "status": gettext_lazy("Status"),
+    # The Chinese gold steps' prepare_to_answer observation, kept equal to the Chinese answer (issue 32).
+    "answer_list_zh.observation": gettext_lazy("Gold answer summary of the Chinese steps (prepare_to_answer)"),
 }
 EMPTY = "—"
 # The other stored codes a screen shows, by kind (the ``code_label`` filter's argument).
@@ -185,6 +187,7 @@ CODES["gate"] = {
     "untranslated": gettext_lazy("untranslated English"),
     "machine_text": gettext_lazy("machine wording"),
     "self_rubric": gettext_lazy("answer against its own rubric"),
+    "evidence": gettext_lazy("answer against the current gold evidence"),
 }
 CODES["judge"] = {
     "rules": gettext_lazy("rules judge"),
@@ -338,7 +341,8 @@ def field_label(key: str) -> str:
             )
             head = _("Rubric item %(n)s") % {"n": idx}
             return f"{head}{': ' + str(what) if what else ''}{lang}"
-        return _("Tool call %(n)s: %(what)s") % {"n": idx, "what": _("arguments") if base == "arguments" else base}
+        what = {"arguments": _("arguments"), "observation": _("result")}.get(base, base)
+        return _("Tool call %(n)s: %(what)s") % {"n": idx, "what": what}
     base, lang = _lang_suffix(key or "")
     label = FIELDS.get(base)
     return f"{label}{lang}" if label else key

@@ -7,6 +7,7 @@ swap 4xx responses).
 
 from annotations.views.actions import approve, comment, edit, merge, reject
 from annotations.views.adjudication import adjudicate
+from annotations.views.confirmation import confirm
 from annotations.views.dashboard import dashboard
 from annotations.views.done import done, undo
 from annotations.views.history import history
@@ -18,6 +19,7 @@ __all__ = [
     "adjudicate",
     "approve",
     "comment",
+    "confirm",
     "dashboard",
     "done",
     "edit",

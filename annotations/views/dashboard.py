@@ -20,6 +20,7 @@ DASHBOARD_STATUSES = (
     (TurnState.NEEDS_ADJUDICATION, _("Needs adjudication"), "#d4a72c"),
     (TurnState.APPROVED, _("Approved"), "#1a7f37"),
     (TurnState.REJECTED, _("Rejected"), "#c0392b"),
+    (TurnState.NEEDS_CONFIRMATION, _("Needs confirmation"), "#8250df"),
 )
 CHART_BAR_WIDTH, CHART_LABEL_WIDTH, CHART_ROW_HEIGHT = 420, 170, 26
 

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotations import diffs, selectors
+from annotations.models import TurnApproval
 from annotations.views.common import turn_for
 
 
@@ -21,4 +22,6 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
         fields.setdefault(revision.field, []).append(
             {"revision": revision, "diff": diffs.diff_field(revision.field, revision.before, revision.after)}
         )
-    return render(request, "annotations/history.html", {"turn": turn, "fields": fields})
+    # Who approved which version (issue 32): the curated set takes a turn only at an approved version.
+    approvals = list(TurnApproval.objects.filter(turn=turn).order_by("version"))
+    return render(request, "annotations/history.html", {"turn": turn, "fields": fields, "approvals": approvals})

@@ -15,6 +15,7 @@ from django.utils.translation import get_language
 
 from annotations import blind, review_context, selectors
 from annotations.roles import is_adjudicator
+from annotations.services.confirmation import confirmation_queue
 from annotations.templatetags.review_extras import pretty_json
 from annotations.views.common import turn_for, visible_turns
 from annotations.views.done import undo_offer
@@ -26,12 +27,14 @@ from scenarios.models import GoldStep, Turn
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     adjudication = list(selectors.adjudication_queue()) if is_adjudicator(request.user) else None
+    confirmation = list(confirmation_queue()) if is_adjudicator(request.user) else None
     return render(
         request,
         "annotations/queue.html",
         {
             "turns": list(selectors.review_queue(user=request.user)),
             "adjudication": adjudication,
+            "confirmation": confirmation,
             **undo_offer(request),
         },
     )

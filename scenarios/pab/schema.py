@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from scenarios import gold_answer
 from scenarios.models import Scenario, Subtype, TaskType, ToolSource, WorkupMode
 from scenarios.pab import conversation
 from scenarios.pab.errors import PabRecordError
@@ -86,7 +87,7 @@ INTEGER_FIELDS = {
     "sequence_idx": "sequence_idx",
 }
 # Turn.extra key of the turn's answer_list_zh entry (its raw steps, exported back as imported).
-ANSWER_LIST_ZH = "pab_answer_list_zh"
+ANSWER_LIST_ZH = gold_answer.ANSWER_LIST_ZH
 # English duplicates: alias → primary. The primary is stored; a differing alias is kept verbatim.
 ALIASES = {
     "tools_en": "tools",

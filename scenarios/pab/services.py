@@ -24,6 +24,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 from tqdm import tqdm
 
+from scenarios.gold_answer import apply_gold_answer
 from scenarios.models import Backend, GenerationRun, GoldStep, RubricItem, RunStatus, Scenario, Session, Source, Turn
 from scenarios.pab.errors import PabArgumentError, PabRecordError
 from scenarios.pab.reader import read_lines
@@ -46,6 +47,9 @@ class FileImport:
     compile: bool = True
     # The rubric compiler's outcomes on the loaded items (scenarios.rubric_compiler.report.Coverage).
     coverage: Coverage = field(default_factory=Coverage)
+    # Turns whose prepare_to_answer observation differed from the conversation's answer and was set to it
+    # ("<id> turn <n> (en|zh)"): the answer is the source of truth (scenarios.gold_answer).
+    aligned: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -132,7 +136,7 @@ def _load(*, path: Path, run: GenerationRun, replace: bool, result: FileImport, 
             result.replaced += 1
         if result.compile:
             compile_parsed(parsed=parsed, raw=line.value, coverage=result.coverage)
-        write_record(parsed=parsed, run=run, run_index=result.loaded)
+        write_record(parsed=parsed, run=run, run_index=result.loaded, aligned=result.aligned)
         result.loaded += 1
 
 
@@ -153,15 +157,25 @@ def _check_identity(
     return existing
 
 
-def write_record(*, parsed: ParsedRecord, run: GenerationRun | None, run_index: int | None) -> Session:
-    """Create the session, turns, steps and rubric items of a validated record (caller holds the transaction)."""
+def write_record(
+    *, parsed: ParsedRecord, run: GenerationRun | None, run_index: int | None, aligned: list[str] | None = None
+) -> Session:
+    """Create the session, turns, steps and rubric items of a validated record (caller holds the transaction).
+    ``aligned`` receives the turns whose prepare_to_answer observation was set to the conversation's answer."""
     session = Session.objects.create(run=run, run_index=run_index, source=Source.IMPORTED, **parsed.fields)
     steps: list[GoldStep] = []
     items: list[RubricItem] = []
     for index, parsed_turn in enumerate(parsed.turns):
         # One INSERT per turn (4 per session) so the pk is known on every database.
-        turn = Turn.objects.create(session=session, index=index, **parsed_turn.fields)
-        steps += [GoldStep(turn=turn, **vars(s)) for s in parsed_turn.steps]
+        turn = Turn(session=session, index=index, **parsed_turn.fields)
+        turn_steps = [GoldStep(turn=turn, **vars(s)) for s in parsed_turn.steps]
+        # The conversation's answer is the gold answer; the prepare_to_answer observations follow it.
+        changed = apply_gold_answer(turn=turn, steps=turn_steps, answer_en=turn.answer_en, answer_zh=turn.answer_zh)
+        if aligned is not None:
+            langs = ["zh" if name.startswith("answer_list_zh") else "en" for name in changed if "observation" in name]
+            aligned += [f"{parsed.record_id} turn {index + 1} ({lang})" for lang in langs]
+        turn.save()
+        steps += turn_steps
         items += [RubricItem(turn=turn, **vars(r)) for r in parsed_turn.rubric]
     GoldStep.objects.bulk_create(steps)
     RubricItem.objects.bulk_create(items)  # checks were validated by parse_record

@@ -20,6 +20,7 @@ sorting is what makes the output identical on both databases).
 import json
 from typing import Any
 
+from scenarios.gold_answer import zh_steps_for_export
 from scenarios.models import RubricItem, Session, TaskType, Turn
 from scenarios.pab import conversation
 from scenarios.pab.schema import (
@@ -58,11 +59,11 @@ def _conversation(turns: list[Turn], *, lang: str, separator: str) -> list[Any]:
 
 
 def _answer_list_zh(turns: list[Turn], steps: list[list[dict[str, Any]]]) -> list[Any] | None:
-    """The imported answer_list_zh entries; a turn without one (added later) gets its answer_list steps."""
-    kept = [(t.extra or {}).get(ANSWER_LIST_ZH) for t in turns]
-    if all(k is None for k in kept):
+    """The imported answer_list_zh entries; a turn without one (added later) gets its answer_list steps
+    with its Chinese answer as the prepare_to_answer observation (scenarios.gold_answer)."""
+    if all((t.extra or {}).get(ANSWER_LIST_ZH) is None for t in turns):
         return None
-    return [k if k is not None else own for k, own in zip(kept, steps, strict=True)]
+    return [zh_steps_for_export(turn=t, en_steps=own) for t, own in zip(turns, steps, strict=True)]
 
 
 def _rubric_meta(item: RubricItem) -> dict[str, Any]:

@@ -16,6 +16,19 @@ def make_user(username: str, role: str):
     return user
 
 
+def approve_as_is(turns) -> None:
+    """Mark ``turns`` (a queryset) approved at their current version without a review, as a fixture
+    shortcut: the status and the per-version approval a snapshot requires (issue 32)."""
+    from annotations.content import snapshot
+    from annotations.models import ApprovalVia, TurnApproval, TurnState
+
+    turns.update(status=TurnState.APPROVED)
+    for turn in turns.model.objects.filter(pk__in=turns.values("pk")):
+        TurnApproval.objects.update_or_create(
+            turn=turn, version=turn.version, defaults={"via": ApprovalVia.MIGRATION, "content": snapshot(turn=turn)}
+        )
+
+
 @pytest.fixture
 def reviewers(db):
     return [make_user(f"rev{i}", "reviewer") for i in range(1, 4)]

@@ -81,6 +81,7 @@ def test_reviewer_sees_nothing_of_the_co_reviewer_anywhere(client, blind_setup):
         "release_lease": (reverse("annotations:release_lease", args=[pk]), {}),
         "reject": (reverse("annotations:reject", args=[pk]), {"base_version": turn.version}),  # no reason: refused
         "undo": (reverse("annotations:undo", args=[pk]), {}),  # nothing submitted yet: refused
+        "confirm": (reverse("annotations:confirm", args=[pk]), {"base_version": turn.version}),  # not an adjudicator
         "approve": (reverse("annotations:approve", args=[pk]), {"base_version": turn.version}),  # last: submits
     }
     # Every route of the review app is walked: a new one must be added here.

@@ -4,11 +4,10 @@ import json
 
 from django.core.management import call_command
 
-from annotations.models import TurnState
 from annotations.snapshots.services import create_snapshot
 from evaluation.models import EvalRun
 from scenarios.models import Turn
-from tests.annotations.conftest import make_user
+from tests.annotations.conftest import approve_as_is, make_user
 
 
 def _run(tmp_path, *args):
@@ -18,7 +17,7 @@ def _run(tmp_path, *args):
 
 def test_oracle_on_latest_snapshot_then_edits_do_not_leak(sessions, tmp_path, settings):
     settings.VAR_DIR = tmp_path / "var"
-    Turn.objects.filter(session__in=sessions).update(status=TurnState.APPROVED)
+    approve_as_is(Turn.objects.filter(session__in=sessions))
     admin = make_user("root", "admin")
     snapshot = create_snapshot(user=admin)
     summary = _run(tmp_path / "a", "--model", "rules:oracle", "--language", "both")  # auto: the snapshot

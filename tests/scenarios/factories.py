@@ -89,7 +89,7 @@ def complete_session(**kwargs) -> Session:
             idx=1,
             tool="prepare_to_answer",
             arguments={"answer_type": "tool"},
-            observation="Creatinine 1.4.",
+            observation=turn.answer_en,  # the gold answer, as in every released record
             dependency_list=[0],
         )
         RubricItem.objects.create(

@@ -8,6 +8,7 @@ from tqdm import tqdm
 
 from annotations.models import SnapshotStatus
 from annotations.snapshots import card, selectors, services
+from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
 from scenarios.models import Scenario
 
@@ -27,6 +28,11 @@ class Command(BaseCommand):
             help="what the EHR store the generated sessions came from holds (for the data-use note)",
         )
         parser.add_argument("--resume", metavar="vN", help="finish an interrupted or failed snapshot instead")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="make a new version even when its content equals the latest snapshot's (refused otherwise)",
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def handle(self, *args, **opts):
@@ -61,10 +67,13 @@ class Command(BaseCommand):
                         languages=languages,
                         ehr_provenance=opts["ehr_provenance"],
                         progress=progress,
+                        force=opts["force"],
                     )
             finally:
                 for bar in bars.values():
                     bar.close()
+        except DuplicateSnapshot as exc:
+            raise CommandError(f"{exc} (--force makes one anyway)") from None
         except SnapshotError as exc:
             raise CommandError(str(exc)) from None
         counts, languages = snap.manifest["counts"], ", ".join(snap.filters["languages"])

@@ -47,6 +47,14 @@ class Command(BaseCommand):
                 self.stdout.write(self._line(result))
                 if result.ok and result.coverage.n:
                     self.stdout.write("  " + result.coverage.summary_line())
+                if result.ok and result.aligned:
+                    shown = ", ".join(result.aligned[:5]) + (
+                        f" and {len(result.aligned) - 5} more" if len(result.aligned) > 5 else ""
+                    )
+                    self.stdout.write(
+                        f"  {len(result.aligned)} prepare_to_answer observation(s) differed from the conversation's "
+                        f"answer and were set to it: {shown}"
+                    )
         failed = [r for r in results if not r.ok]
         if not quiet:
             total = sum(r.loaded for r in results)

@@ -61,7 +61,7 @@ def test_api_snapshot_equals_service_snapshot(clients, approved, world, django_c
     assert body["filters"]["scenarios"] == ["med_safety"] and body["card_markdown"].strip()
     assert body["manifest"]["files"] and body["progress"]["stage"] == "done"
 
-    by_service = snapshot_services.create_snapshot(user=world["users"]["admin"], scenarios=["med_safety"])
+    by_service = snapshot_services.create_snapshot(user=world["users"]["admin"], scenarios=["med_safety"], force=True)
     assert by_service.version == 2
     assert [(f["name"], f["sha256"], f["bytes"]) for f in body["files"]] == [
         (f["name"], f["sha256"], f["bytes"]) for f in by_service.manifest["files"]

@@ -7,7 +7,7 @@ import pytest
 from annotations import services
 from annotations.models import TurnState
 from scenarios.models import Turn
-from tests.annotations.conftest import make_user
+from tests.annotations.conftest import approve_as_is, make_user
 from tests.scenarios.factories import GenerationRunFactory, complete_session
 
 
@@ -23,7 +23,7 @@ def approve_by_review(*, session, reviewers, by) -> None:
 
 
 def approve_directly(session) -> None:
-    Turn.objects.filter(session=session).update(status=TurnState.APPROVED)
+    approve_as_is(Turn.objects.filter(session=session))
 
 
 @pytest.fixture(autouse=True)

@@ -59,7 +59,7 @@ def test_admin_and_command_give_identical_files(client, staff, curated, django_c
     client.force_login(staff)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("admin:annotations_snapshot_create"), {"language": "both", "ehr_provenance": "undeclared"})
-    call_command("make_snapshot", "--quiet", stdout=StringIO())
+    call_command("make_snapshot", "--quiet", "--force", stdout=StringIO())  # same content: forced
     v1, v2 = Snapshot.objects.order_by("version")
     assert (v1.label, v2.label) == ("v1", "v2")
     assert v1.manifest["files"] == v2.manifest["files"] and v1.content_sha256 == v2.content_sha256

@@ -15,6 +15,7 @@ from annotations.snapshots.diff import diff_snapshots
 from annotations.snapshots.services import create_snapshot
 from ehr.fhir import schema_hash
 from scenarios.models import Turn
+from tests.annotations.conftest import approve_as_is
 from tests.annotations.snapshots.conftest import approve_directly
 from tests.scenarios.factories import complete_session
 
@@ -135,6 +136,8 @@ def test_export_set_without_snapshots(db, tmp_path):
 
 def _edit(turn: Turn, **changes) -> None:
     Turn.objects.filter(pk=turn.pk).update(version=turn.version + 1, **changes)
+    # The new version approved too (issue 32: a snapshot takes only approved versions).
+    approve_as_is(Turn.objects.filter(pk=turn.pk))
 
 
 def test_diff_sessions_and_turns(curated, people):

@@ -10,7 +10,8 @@ import pytest
 from annotations.models import ImmutableSnapshot, Snapshot, SnapshotItem, SnapshotStatus
 from annotations.snapshots import selectors, services
 from annotations.snapshots.errors import EmptySelection, SnapshotError
-from scenarios.models import Turn
+from scenarios.models import GoldStep, Turn
+from tests.annotations.conftest import approve_as_is
 from tests.annotations.snapshots.conftest import approve_directly
 from tests.scenarios.factories import complete_session
 
@@ -65,6 +66,8 @@ def test_frozen_content_survives_later_edits(curated, people, var_dir):
     before = {f["name"]: f["sha256"] for f in snap.manifest["files"]}
     turn = curated["approved"][0].turns.get(index=0)
     Turn.objects.filter(pk=turn.pk).update(answer_en="edited later", version=turn.version + 1)
+    GoldStep.objects.filter(turn=turn, tool="prepare_to_answer").update(observation="edited later")
+    approve_as_is(Turn.objects.filter(pk=turn.pk))  # the edit confirmed (issue 32: approval per version)
     out = var_dir / "re"
     out.mkdir()
     files = services.export_snapshot(snapshot=snap, formats="all", out_dir=out)
@@ -80,7 +83,7 @@ def test_frozen_content_survives_later_edits(curated, people, var_dir):
 
 def test_same_state_same_files(curated, people):
     one = services.create_snapshot(user=people["boss"])
-    two = services.create_snapshot(user=people["rev1"])
+    two = services.create_snapshot(user=people["rev1"], force=True)  # same content: refused unless forced
     assert two.version == 2
     assert one.manifest["files"] == two.manifest["files"]
     assert one.content_sha256 == two.content_sha256
@@ -182,7 +185,7 @@ def test_snapshot_file_path_only_serves_manifest_files(curated, people):
 
 def test_get_snapshot(curated, people):
     services.create_snapshot(user=people["boss"])
-    services.create_snapshot(user=people["boss"])
+    services.create_snapshot(user=people["boss"], force=True)
     assert selectors.get_snapshot(ref="latest").label == "v2"
     assert selectors.get_snapshot(ref="v1").version == 1
     assert selectors.get_snapshot(ref="1").version == 1
