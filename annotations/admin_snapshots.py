@@ -17,7 +17,7 @@ from django.urls import path, reverse
 
 from annotations.models import Snapshot, SnapshotStatus
 from annotations.roles import is_admin
-from annotations.snapshots import card, services
+from annotations.snapshots import background, card
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
 from annotations.snapshots.selectors import SIDE_FILES, file_names
@@ -133,7 +133,7 @@ class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and del
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
-                snapshot = services.request_snapshot(
+                snapshot = background.request_snapshot(
                     user=request.user,
                     scenarios=data["scenarios"],
                     tiers=data["tiers"],

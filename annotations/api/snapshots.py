@@ -2,7 +2,7 @@
 
 Adjudicators and admins only (403 for reviewers): a snapshot holds every curated session, while a
 reviewer may see only the sessions assigned to them. Creation goes through
-:func:`annotations.snapshots.services.request_snapshot` like the admin action: the row is created at
+:func:`annotations.snapshots.background.request_snapshot` like the admin action: the row is created at
 once and built by the Celery task (in-process without a broker, so then it is ready on return).
 """
 
@@ -27,8 +27,8 @@ from annotations.api.errors import error_body
 from annotations.api.permissions import IsAdjudicatorOrAdmin
 from annotations.api.views import error_responses
 from annotations.models import Snapshot
+from annotations.snapshots import background as snapshot_background
 from annotations.snapshots import selectors as snapshot_selectors
-from annotations.snapshots import services as snapshot_services
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
 
@@ -103,7 +103,7 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
-            snapshot = snapshot_services.request_snapshot(
+            snapshot = snapshot_background.request_snapshot(
                 user=request.user,
                 scenarios=data.get("scenarios"),
                 tiers=data.get("tiers"),

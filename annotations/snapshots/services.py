@@ -2,9 +2,9 @@
 
 ``create_snapshot`` = ``start_snapshot`` (check the selection, take the next version under a lock,
 create the row) + ``build_snapshot`` (freeze the content, write the files, manifest and card, mark it
-ready). The admin and the API start a snapshot and let the Celery task ``build_snapshot_task`` build
-it (progress on the row); the command builds in-process. All three run this code, so the same state
-gives the same files and checksums.
+ready). The admin and the API start a snapshot and let the Celery task build it
+(``annotations.snapshots.background``; progress on the row); the command builds in-process. All three
+run this code, so the same state gives the same files and checksums.
 
 Files go to ``VAR_DIR/snapshots/vN/`` (written in a temporary sibling folder, renamed when complete).
 """
@@ -214,32 +214,6 @@ def create_snapshot(
         force=force,
     )
     return build_snapshot(snapshot_id=snapshot.pk, progress=progress)
-
-
-def request_snapshot(
-    *,
-    user: Any,
-    scenarios: Iterable[str] | None = None,
-    tiers: Iterable[int] | None = None,
-    languages: Iterable[str] | None = None,
-    ehr_provenance: str = "undeclared",
-    force: bool = False,
-) -> Snapshot:
-    """Start a snapshot and build it in the Celery task ``build_snapshot_task`` after commit (admin, API).
-    Without a broker the task runs in-process, so the snapshot is ready on return. The checks of
-    :func:`start_snapshot` (duplicate content included, unless ``force``) run in the request."""
-    from annotations.tasks import build_snapshot_task
-
-    snapshot = start_snapshot(
-        user=user,
-        scenarios=scenarios,
-        tiers=tiers,
-        languages=languages,
-        ehr_provenance=ehr_provenance,
-        force=force,
-    )
-    build_snapshot_task.delay_on_commit(snapshot.pk)
-    return snapshot
 
 
 def export_snapshot(
