@@ -165,7 +165,8 @@ def _steps(raw: list[Any]) -> tuple[EvalStep, ...]:
 
 def _steps_zh(extra: dict[str, Any] | None, index: int) -> tuple[EvalStep, ...] | None:
     """A turn's ``answer_list_zh`` entry (kept in ``Turn.extra`` by the importer), if any."""
-    from scenarios.pab.schema import ANSWER_LIST_ZH, parse_steps
+    from scenarios.pab.layout import ANSWER_LIST_ZH
+    from scenarios.pab.schema import parse_steps
 
     raw = (extra or {}).get(ANSWER_LIST_ZH)
     return None if raw is None else _steps(parse_steps(raw, f"answer_list_zh[{index}]"))

@@ -24,7 +24,7 @@ from typing import Any
 from scenarios.models import GoldStep, Turn
 
 PREPARE = "prepare_to_answer"
-# Turn.extra key of the imported answer_list_zh entry (same value as scenarios.pab.schema.ANSWER_LIST_ZH,
+# Turn.extra key of the imported answer_list_zh entry (same value as scenarios.pab.layout.ANSWER_LIST_ZH,
 # repeated here because scenarios.pab imports this module).
 ANSWER_LIST_ZH = "pab_answer_list_zh"
 

@@ -58,7 +58,8 @@ def turn_gold_steps(*, turn: Turn, language: str) -> list[GoldStep]:
     entry when the turn has one (unsaved :class:`GoldStep` objects built from it), else the turn's
     own steps (prefetched ``steps`` are used)."""
     # Imported here: scenarios.pab imports this module (sessions_for_export).
-    from scenarios.pab.schema import ANSWER_LIST_ZH, parse_steps
+    from scenarios.pab.layout import ANSWER_LIST_ZH
+    from scenarios.pab.schema import parse_steps
 
     _check_language(language)
     raw = (turn.extra or {}).get(ANSWER_LIST_ZH) if language == "zh" else None

@@ -16,7 +16,7 @@ from typing import Any
 from annotations.models import Snapshot
 from annotations.snapshots.rows import answers, field_of
 from annotations.snapshots.selectors import iter_items
-from scenarios.pab.schema import EXTENSION_FIELD, PER_TURN_FIELDS
+from scenarios.pab.layout import EXTENSION_FIELD, PER_TURN_FIELDS
 from scenarios.pab.verbatim import same_json
 
 # Top-level PAB fields holding one entry per turn: compared turn by turn, not as session fields.

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from scenarios.pab import conversation
-from scenarios.pab.schema import ALIASES, TASK_TYPE_LABELS
+from scenarios.pab.layout import ALIASES, TASK_TYPE_LABELS
 
 COLUMNS = (
     "record_id",

@@ -12,99 +12,29 @@ The ``physreview`` field is ours (see :mod:`scenarios.pab.writer`); PAB tooling 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
 from typing import Any
 
-from scenarios import gold_answer
-from scenarios.models import Scenario, Subtype, TaskType, ToolSource, WorkupMode
+from scenarios.models import Scenario, Subtype, ToolSource, WorkupMode
 from scenarios.pab import conversation
 from scenarios.pab.errors import PabRecordError
+from scenarios.pab.layout import (
+    ALIASES,
+    ANSWER_LIST_ZH,
+    EXTENSION_FIELD,
+    INTEGER_FIELDS,
+    KNOWN_FIELDS,
+    MAX_LENGTHS,
+    PERSONA_VALUES,
+    TASK_TYPE_LABELS,
+)
+from scenarios.pab.parsed import ParsedRecord, ParsedRubric, ParsedStep, ParsedTurn
 from scenarios.pab.values import choice as _choice
 from scenarios.pab.values import expect as _expect
+from scenarios.pab.values import has_nul, iso_date, parse_datetime, render_datetime, whole_number
 from scenarios.pab.values import type_name as _type_name
-from scenarios.pab.values import whole_number
 from scenarios.pab.verbatim import digest, keep, keep_spelling, same_json
 from scenarios.rubric_checks import validate_rubric_check
 
-# Per-turn lists that stand together in FIELD_ORDER (rubrics, also per turn, come after the plan).
-_PER_TURN_LISTS = (
-    "tasks",
-    "tasks_en",
-    "tasks_explicit",
-    "tasks_en_explicit",
-    "tasks_zh",
-    "tasks_zh_explicit",
-    "messages",
-    "messages_en",
-    "messages_zh",
-    "answer_list",
-    "answer_list_zh",
-    "turn_types",
-    "task_types",
-    "task_sequence",
-    "turn_subtypes",
-    "tool_sources",
-    "workup_modes",
-)
-FIELD_ORDER = (
-    "id",
-    "session_id",
-    "subject_id",
-    "hadm_id",
-    "current_date",
-    "env_info",
-    "clinical_scenario",
-    "clinical_task_domain",
-    "difficulty_level",
-    "tool_set",
-    "sequence_idx",
-    "tools",
-    "tools_en",
-    "tools_zh",
-    *_PER_TURN_LISTS,
-    "dep_graph",
-    "session_plan",
-    "rubrics",
-    "rubrics_zh",
-    "persona_config",
-    "patient_agent_annotations",
-    "generated_at",
-)
-# Fields holding one entry per turn (in FIELD_ORDER's order): snapshot diffs compare them turn by turn.
-# answer_list_zh is left out: the diff's turn fields do not include it, so as a session field its
-# changes are at least reported.
-PER_TURN_FIELDS = (*(f for f in _PER_TURN_LISTS if f != "answer_list_zh"), "rubrics", "rubrics_zh")
-EXTENSION_FIELD = "physreview"
-EXTENSION_FORMAT = 1
-KNOWN_FIELDS = frozenset({*FIELD_ORDER, EXTENSION_FIELD})  # anything else goes to Session.extra
-# Top-level integers (field → Session column) kept as spelled when written as integral numbers
-# (the release writes 22444183.0).
-INTEGER_FIELDS = {
-    "subject_id": "subject_id",
-    "hadm_id": "hadm_id",
-    "difficulty_level": "tier",
-    "sequence_idx": "sequence_idx",
-}
-# Turn.extra key of the turn's answer_list_zh entry (its raw steps, exported back as imported).
-ANSWER_LIST_ZH = gold_answer.ANSWER_LIST_ZH
-# English duplicates: alias → primary. The primary is stored; a differing alias is kept verbatim.
-ALIASES = {
-    "tools_en": "tools",
-    "tasks_en": "tasks",
-    "tasks_en_explicit": "tasks_explicit",
-    "messages_en": "messages",
-    "task_sequence": "task_types",
-}
-TASK_TYPE_LABELS = {c.label: c.value for c in TaskType}  # "Information Lookup" → "IL"
-PERSONA_VALUES = {
-    "health_literacy": ("low", "medium", "high"),
-    "adherence": ("good", "partial", "poor"),
-    "anxiety_level": ("low", "medium", "high"),
-    "info_completeness": ("full", "partial", "critical_withheld"),
-}
-MAX_LENGTHS = {"id": 200, "session_id": 200, "clinical_task_domain": 100, "tool_set": 32}
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Wording that clearly makes an item a safety item; anything else is left non-safety (and marked inferred).
 _SAFETY_RE = re.compile(
     r"\b(?:does not|doesn't|do not|must not|should not|never|without)\s+"
@@ -113,54 +43,6 @@ _SAFETY_RE = re.compile(
     r"|不建议|不推荐|避免|未推荐|警惕",
     re.IGNORECASE,
 )
-
-
-@dataclass
-class ParsedStep:
-    idx: int
-    tool: str
-    arguments: Any
-    observation: Any
-    dependency_list: list[Any]
-    extra: dict[str, Any]
-
-
-@dataclass
-class ParsedRubric:
-    idx: int
-    text_en: str
-    text_zh: str
-    is_safety: bool
-    safety_inferred: bool
-    machine_check: dict[str, Any] | None
-    # The rubric compiler's suggestion (physreview extension ``compiled``, see scenarios.pab.writer).
-    compiled_check: dict[str, Any] | None = None
-    compiled_rule: str = ""
-    compiled_version: str = ""
-    compiled_confidence: float | None = None
-    compiled_note: str = ""
-    compiled_state: str = ""
-
-
-@dataclass
-class ParsedTurn:
-    fields: dict[str, Any]  # Turn model fields except session/index
-    steps: list[ParsedStep] = field(default_factory=list)
-    rubric: list[ParsedRubric] = field(default_factory=list)
-
-
-@dataclass
-class ParsedRecord:
-    fields: dict[str, Any]  # Session model fields except run/run_index/source
-    turns: list[ParsedTurn]
-
-    @property
-    def record_id(self) -> str:
-        return self.fields["record_id"]
-
-    @property
-    def session_id(self) -> str:
-        return self.fields["session_id"]
 
 
 def infer_safety(*, text_en: str, text_zh: str) -> bool:
@@ -328,38 +210,6 @@ def _extension(rec: _Record, n: int) -> dict[str, Any]:
     return ext
 
 
-def _date(value: str) -> date:
-    if not _DATE_RE.match(value):
-        raise PabRecordError("current_date", f"{value!r} is not a date in the form YYYY-MM-DD")
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise PabRecordError("current_date", f"{value!r} is not a valid date ({exc})") from None
-
-
-def parse_datetime(value: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise PabRecordError("generated_at", f"{value!r} is not an ISO datetime") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)  # naive = UTC wall time
-
-
-def render_datetime(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat()
-
-
-def _has_nul(value: Any) -> bool:
-    # PostgreSQL text and jsonb cannot hold U+0000; refuse it here rather than fail the file's transaction.
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    return False
-
-
 def _schemas(tools: list[Any] | None, name: str) -> list[Any] | None:
     """Tool schemas (``tools``, ``tools_en``, ``tools_zh``): a list of objects, kept as given."""
     for k, schema in enumerate(tools or []):
@@ -391,7 +241,7 @@ def parse_record(raw: Any, *, texts: dict[str, str] | None = None) -> ParsedReco
     if not isinstance(raw, dict):
         raise PabRecordError("(record)", f"expected a JSON object, got {_type_name(raw)}")
     rec = _Record(raw)
-    if bad := next((k for k, v in raw.items() if _has_nul(k) or _has_nul(v)), None):
+    if bad := next((k for k, v in raw.items() if has_nul(k) or has_nul(v)), None):
         raise PabRecordError(bad, "contains a NUL character (\\u0000), which the database cannot store")
     record_id = rec.get("id", "string")
     session_id = rec.get("session_id", "string")
@@ -410,7 +260,7 @@ def parse_record(raw: Any, *, texts: dict[str, str] | None = None) -> ParsedReco
         "session_id": session_id,
         "subject_id": _db_int(rec, "subject_id"),
         "hadm_id": _db_int(rec, "hadm_id"),
-        "current_date": _date(rec.get("current_date", "string")),
+        "current_date": iso_date(rec.get("current_date", "string")),
         "env_info": rec.get("env_info", "string"),
         "scenario": _choice(rec.get("clinical_scenario", "string"), tuple(Scenario.values), "clinical_scenario"),
         "clinical_task_domain": rec.get("clinical_task_domain", "string"),

@@ -27,8 +27,10 @@ from tqdm import tqdm
 from scenarios.gold_answer import apply_gold_answer
 from scenarios.models import Backend, GenerationRun, GoldStep, RubricItem, RunStatus, Scenario, Session, Source, Turn
 from scenarios.pab.errors import PabArgumentError, PabRecordError
+from scenarios.pab.layout import KNOWN_FIELDS
+from scenarios.pab.parsed import ParsedRecord
 from scenarios.pab.reader import read_lines
-from scenarios.pab.schema import KNOWN_FIELDS, ParsedRecord, parse_record
+from scenarios.pab.schema import parse_record
 from scenarios.pab.writer import dumps_record, session_to_record
 from scenarios.rubric_compiler.report import Coverage
 from scenarios.rubric_compiler.services import compile_parsed

@@ -1,7 +1,7 @@
 """A session (with turns, steps and rubric items loaded) → one PhysAssistBench JSON line.
 
 Key order: an imported record's own order; otherwise (and for fields it lacked) the format's fields in
-:data:`~scenarios.pab.schema.FIELD_ORDER`, then unknown fields sorted by name; then ``physreview``.
+:data:`~scenarios.pab.layout.FIELD_ORDER`, then unknown fields sorted by name; then ``physreview``.
 A field whose value is unchanged since import is written with its imported text (nested key order,
 spacing, escapes, ``5.0``), so an unedited release line comes back byte for byte (plus ``physreview``
 unless left out). Other values have sorted nested keys (PostgreSQL's jsonb does not keep key order, so
@@ -23,15 +23,15 @@ from typing import Any
 from scenarios.gold_answer import zh_steps_for_export
 from scenarios.models import RubricItem, Session, TaskType, Turn
 from scenarios.pab import conversation
-from scenarios.pab.schema import (
+from scenarios.pab.layout import (
     ALIASES,
     ANSWER_LIST_ZH,
     EXTENSION_FIELD,
     EXTENSION_FORMAT,
     FIELD_ORDER,
     INTEGER_FIELDS,
-    render_datetime,
 )
+from scenarios.pab.values import render_datetime
 from scenarios.pab.verbatim import canonical_text, choose, digest, spelled, spelling_of
 
 

@@ -23,8 +23,8 @@ from scenarios.suggestions_cache import bump_suggestions_generation
 CHUNK = 500  # items written per transaction: an interrupted run keeps whole chunks and resumes after them
 DECIDED = (CompiledState.ACCEPTED, CompiledState.EDITED, CompiledState.REMOVED)
 if TYPE_CHECKING:
-    from scenarios.pab.schema import ParsedRecord
-_EXTENSION_FIELD = "physreview"  # scenarios.pab.schema.EXTENSION_FIELD (not imported: pab imports this module)
+    from scenarios.pab.parsed import ParsedRecord
+_EXTENSION_FIELD = "physreview"  # scenarios.pab.layout.EXTENSION_FIELD (not imported: pab imports this module)
 # Called once per compiled item with its outcome and the turn's gold: ``(outcome, task_type=, answers=, writes=)``
 # (compile_rubrics uses it to judge the gold answer; this app knows nothing of judges).
 ItemHook = Callable[..., None]

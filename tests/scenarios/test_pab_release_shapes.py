@@ -16,8 +16,8 @@ from django.core.management import call_command
 from scenarios.models import GenerationRun, GoldStep, Session, Turn
 from scenarios.pab import export_pab, import_pab_file, session_to_record
 from scenarios.pab.conversation import DEFAULT_SEPARATOR
+from scenarios.pab.layout import ANSWER_LIST_ZH, KNOWN_FIELDS
 from scenarios.pab.reader import member_texts
-from scenarios.pab.schema import ANSWER_LIST_ZH, KNOWN_FIELDS
 from scenarios.selectors import session_tool_schemas, sessions_for_export, turn_gold_steps
 from tests.scenarios.factories import complete_session
 from tests.scenarios.pab_helpers import write_jsonl
