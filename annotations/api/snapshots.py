@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from annotations.api import serializers as s
+from annotations.api import snapshot_serializers as snap
 from annotations.api.errors import error_body
 from annotations.api.permissions import IsAdjudicatorOrAdmin
 from annotations.api.views import error_responses
@@ -55,12 +55,12 @@ SNAPSHOT_ERRORS = error_responses(401, 403, 404)
 
 @extend_schema_view(
     list=extend_schema(
-        summary="Snapshots, newest first", responses={200: s.SnapshotSerializer, **error_responses(400, 401, 403)}
+        summary="Snapshots, newest first", responses={200: snap.SnapshotSerializer, **error_responses(400, 401, 403)}
     ),
     retrieve=extend_schema(
         summary="One snapshot: manifest, checksums and dataset card",
         parameters=[LABEL_PARAM],
-        responses={200: s.SnapshotDetailSerializer, **SNAPSHOT_ERRORS},
+        responses={200: snap.SnapshotDetailSerializer, **SNAPSHOT_ERRORS},
     ),
 )
 class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -75,8 +75,8 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     def get_serializer_class(self):
         if self.action == "create":
-            return s.SnapshotCreateSerializer
-        return s.SnapshotSerializer if self.action == "list" else s.SnapshotDetailSerializer
+            return snap.SnapshotCreateSerializer
+        return snap.SnapshotSerializer if self.action == "list" else snap.SnapshotDetailSerializer
 
     def get_object(self) -> Snapshot:
         label = self.kwargs["label"]
@@ -92,14 +92,14 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     @extend_schema(
         summary="Make a snapshot of the curated set (adjudicators and admins)",
-        request=s.SnapshotCreateSerializer,
+        request=snap.SnapshotCreateSerializer,
         responses={
-            201: OpenApiResponse(s.SnapshotDetailSerializer, description="created; status tells building/ready"),
+            201: OpenApiResponse(snap.SnapshotDetailSerializer, description="created; status tells building/ready"),
             **error_responses(400, 401, 403, 409),
         },
     )
     def create(self, request: Request) -> Response:
-        body = s.SnapshotCreateSerializer(data=request.data)
+        body = snap.SnapshotCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
@@ -123,7 +123,7 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except SnapshotError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         snapshot.refresh_from_db()
-        serializer = s.SnapshotDetailSerializer(snapshot, context=self.get_serializer_context())
+        serializer = snap.SnapshotDetailSerializer(snapshot, context=self.get_serializer_context())
         location = request.build_absolute_uri(reverse("api:snapshot-detail", kwargs={"label": snapshot.label}))
         return Response(serializer.data, status=status.HTTP_201_CREATED, headers={"Location": location})
 

@@ -21,6 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotations import selectors, services
+from annotations.api import action_serializers as act
 from annotations.api import serializers as s
 from annotations.api.filters import LANGUAGES, SessionFilter, TurnFilter
 from annotations.api.permissions import visible_sessions, visible_turns
@@ -39,7 +40,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         404: "no such object, or not visible to you",
         409: "a conflict with the current state (e.g. duplicate_snapshot: the content equals the latest snapshot's)",
     }
-    return {code: OpenApiResponse(s.ErrorSerializer, description=described[code]) for code in codes}
+    return {code: OpenApiResponse(act.ErrorSerializer, description=described[code]) for code in codes}
 
 
 READ_ERRORS = error_responses(400, 401, 404)
@@ -84,10 +85,10 @@ class SessionViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveMode
 
 
 ACTION_RESPONSES = {
-    200: s.ActionResultSerializer,
+    200: act.ActionResultSerializer,
     **error_responses(400, 401, 403, 404),
     409: OpenApiResponse(
-        s.ConflictSerializer,
+        act.ConflictSerializer,
         description="stale base_version (error.code version_conflict: current_version and diff included) "
         "or a turn closed for review (error.code invalid_state)",
     ),
@@ -163,24 +164,24 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
         summary="Approve (optionally with edits): submit your review",
         description="Assigned reviewers only; once, while the turn is in review. Edits with a stale "
         "base_version answer 409 with the current version and the diff.",
-        request=s.ApproveSerializer,
+        request=act.ApproveSerializer,
         responses=ACTION_RESPONSES,
     )
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str | None = None) -> Response:
         turn = self.get_object()
-        return self._submit(turn, decision=Decision.APPROVE, data=self._body(s.ApproveSerializer))
+        return self._submit(turn, decision=Decision.APPROVE, data=self._body(act.ApproveSerializer))
 
     @extend_schema(
         summary="Reject with a reason: submit your review",
         description="Assigned reviewers only; reject_reason is required.",
-        request=s.RejectSerializer,
+        request=act.RejectSerializer,
         responses=ACTION_RESPONSES,
     )
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk: str | None = None) -> Response:
         turn = self.get_object()
-        return self._submit(turn, decision=Decision.REJECT, data=self._body(s.RejectSerializer))
+        return self._submit(turn, decision=Decision.REJECT, data=self._body(act.RejectSerializer))
 
     @extend_schema(
         summary="Edit: a change set on your review draft or on the turn itself",
@@ -188,13 +189,13 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
         "review draft, which carries your earlier edits over a newer version; the version check happens when "
         "you submit. target=turn (default otherwise; adjudicators/admins only): applied to the turn if it is "
         "still at base_version, else 409 with current_version and the diff (your values are kept for merging).",
-        request=s.EditSerializer,
+        request=act.EditSerializer,
         responses=ACTION_RESPONSES,
     )
     @action(detail=True, methods=["post"])
     def edit(self, request: Request, pk: str | None = None) -> Response:
         turn = self.get_object()
-        data = self._body(s.EditSerializer)
+        data = self._body(act.EditSerializer)
         # Same default as the review screen: an assigned reviewer edits their draft, anyone else the turn.
         target = data.get("target") or ("review" if is_assigned(turn=turn, user=request.user) else "turn")
         if target == "turn":
@@ -222,13 +223,13 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
         description="The turn is in needs_confirmation (edited after approval); its current version becomes "
         "approved and the session can enter the next snapshot again. The editor cannot confirm their own edit "
         "(403); a stale base_version answers 400.",
-        request=s.ConfirmSerializer,
+        request=act.ConfirmSerializer,
         responses=ACTION_RESPONSES,
     )
     @action(detail=True, methods=["post"])
     def confirm(self, request: Request, pk: str | None = None) -> Response:
         turn = self.get_object()
-        data = self._body(s.ConfirmSerializer)
+        data = self._body(act.ConfirmSerializer)
         with _service_errors():
             confirmation.confirm_edit(turn=turn, user=request.user, base_version=data["base_version"])
         return self._result(turn)
@@ -236,13 +237,13 @@ class TurnViewSet(ListFilterMixin, mixins.ListModelMixin, mixins.RetrieveModelMi
     @extend_schema(
         summary="Revert an edit of an approved turn to the approved content (adjudicators/admins)",
         description="Writes the latest approved version's content back as a new version and approves it.",
-        request=s.ConfirmSerializer,
+        request=act.ConfirmSerializer,
         responses=ACTION_RESPONSES,
     )
     @action(detail=True, methods=["post"])
     def revert(self, request: Request, pk: str | None = None) -> Response:
         turn = self.get_object()
-        data = self._body(s.ConfirmSerializer)
+        data = self._body(act.ConfirmSerializer)
         with _service_errors():
             confirmation.revert_edit(
                 turn=turn, user=request.user, base_version=data["base_version"], reason=data["reason"]
