@@ -1,0 +1,51 @@
+"""The review app's models: physician review (:mod:`.review`) and the curated snapshots (:mod:`.snapshot`)."""
+
+from annotations.models.review import (
+    Adjudication,
+    ApprovalVia,
+    Assignment,
+    Chosen,
+    Comment,
+    Decision,
+    Guideline,
+    Lease,
+    RejectReason,
+    Review,
+    Revision,
+    RevisionKind,
+    TurnApproval,
+    TurnState,
+    status_label,
+)
+from annotations.models.snapshot import (
+    ImmutableSnapshot,
+    Snapshot,
+    SnapshotItem,
+    SnapshotItemQuerySet,
+    SnapshotQuerySet,
+    SnapshotStatus,
+)
+
+__all__ = [
+    "Adjudication",
+    "ApprovalVia",
+    "Assignment",
+    "Chosen",
+    "Comment",
+    "Decision",
+    "Guideline",
+    "ImmutableSnapshot",
+    "Lease",
+    "RejectReason",
+    "Review",
+    "Revision",
+    "RevisionKind",
+    "Snapshot",
+    "SnapshotItem",
+    "SnapshotItemQuerySet",
+    "SnapshotQuerySet",
+    "SnapshotStatus",
+    "TurnApproval",
+    "TurnState",
+    "status_label",
+]
