@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from annotations import services
 from tests.annotations.conftest import make_user
+from tests.annotations.snapshots.conftest import approve_by_review
 from tests.scenarios.factories import complete_session
 
 
@@ -44,3 +45,19 @@ def clients(world):
     out = {name: token_client(user) for name, user in world["users"].items()}
     out["anon"] = token_client(None)
     return out
+
+
+@pytest.fixture
+def var_dir(settings, tmp_path):
+    """A private var dir for the snapshot files (modules that make snapshots use it: pytest.mark.usefixtures)."""
+    settings.VAR_DIR = tmp_path / "var"
+    settings.VAR_DIR.mkdir()
+    return settings.VAR_DIR
+
+
+@pytest.fixture
+def approved(world):
+    """Session ``a`` approved by both its reviewers through the review services."""
+    users = world["users"]
+    approve_by_review(session=world["a"], reviewers=[users["rev1"], users["rev2"]], by=users["admin"])
+    return world["a"]

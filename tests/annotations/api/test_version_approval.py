@@ -15,23 +15,8 @@ from annotations.models import Revision, RevisionKind, SnapshotItem, TurnApprova
 from annotations.services.confirmation import confirmation_queue
 from annotations.snapshots import services as snapshot_services
 from annotations.snapshots.errors import EmptySelection
-from tests.annotations.snapshots.conftest import approve_by_review
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def var_dir(settings, tmp_path):
-    settings.VAR_DIR = tmp_path / "var"
-    settings.VAR_DIR.mkdir()
-    return settings.VAR_DIR
-
-
-@pytest.fixture
-def approved(world):
-    users = world["users"]
-    approve_by_review(session=world["a"], reviewers=[users["rev1"], users["rev2"]], by=users["admin"])
-    return world["a"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("var_dir")]
 
 
 def _post(client, turn, action, **body):
