@@ -158,6 +158,12 @@ class AccessMiddleware:
         if allows(rule=area.rule, user=request.user):
             return None
         if not request.user.is_authenticated:
+            if request.headers.get("HX-Request"):
+                # A fragment request from a page whose session expired: the login page swapped into the panel
+                # would replace what the user typed. 401 is not swapped by htmx; the page says so and keeps it.
+                response = HttpResponse(status=401)
+                response["X-Login-URL"] = redirect_to_login(request.get_full_path()).url
+                return response
             return redirect_to_login(request.get_full_path())
         raise PermissionDenied(REFUSED.get(area.rule, "Permission denied."))
 

@@ -1,6 +1,8 @@
 // Review screens: keyboard flow (j/k next/previous turn, a approve, r reject, e edit, g guidelines, ? help), the edit
 // lease (taken when the editor opens, renewed by the #lease heartbeat, released when it closes),
 // "use A/B/mine/current" buttons that copy a value into a field, and extra new-rubric-item rows.
+// Typed work is never dropped: unsaved editor changes make the browser ask before leaving the page, and Approve
+// with unsaved changes asks and submits them as the reviewer's edit (the editor's "Submit edit (approve)").
 (function () {
   "use strict";
   function typing(target) {
@@ -52,6 +54,55 @@
       default: return;
     }
     event.preventDefault();
+  });
+
+  // --- unsaved editor changes ---------------------------------------------------------------------------------
+  // "Unsaved" = typed since the form was drawn or last saved. A field counts once, whatever was typed in it.
+  var changed = new Set();
+  function editForm() { return document.getElementById("edit-form"); }
+  document.addEventListener("input", function (event) {
+    var form = editForm();
+    if (form && event.target && event.target.form === form && event.target.name) { changed.add(event.target.name); }
+  });
+  document.addEventListener("change", function (event) {
+    var form = editForm();
+    if (form && event.target && event.target.form === form && event.target.name) { changed.add(event.target.name); }
+  });
+  // A save that answered 2xx stored what the form held (a draft, a new version, a submission).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = editForm();
+    if (event.detail.successful && form && (event.detail.elt === form || event.detail.elt.form === form)) {
+      changed.clear();
+    }
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (changed.size && editForm()) { event.preventDefault(); event.returnValue = ""; }
+  });
+  // Approve (button or `a`) with unsaved changes: ask, and offer to submit them with the approval.
+  document.addEventListener("submit", function (event) {
+    var approve = document.getElementById("approve-btn");
+    var dialog = document.getElementById("unsaved-dialog");
+    var submitEdit = document.getElementById("submit-edit");
+    if (!approve || event.target !== approve.form || !changed.size || !dialog || !submitEdit) { return; }
+    event.preventDefault();
+    event.stopPropagation();
+    var button = document.getElementById("approve-with-changes");
+    button.textContent = changed.size === 1 ? button.dataset.one : button.dataset.many.replace("N", changed.size);
+    dialog.showModal();
+    button.focus();
+  }, true);
+  document.addEventListener("click", function (event) {
+    var dialog = document.getElementById("unsaved-dialog");
+    if (!dialog || !event.target) { return; }
+    if (event.target.id === "approve-with-changes") {
+      dialog.close();
+      var submitEdit = document.getElementById("submit-edit");
+      if (submitEdit) { submitEdit.click(); }
+    } else if (event.target.id === "unsaved-cancel") {
+      dialog.close();
+      var panel = document.getElementById("edit-panel");
+      if (panel) { panel.open = true; }
+    }
   });
 
   // Lease: the toggle event does not bubble, so listen in the capture phase.
