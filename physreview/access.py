@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -162,10 +163,19 @@ class AccessMiddleware:
                 # A fragment request from a page whose session expired: the login page swapped into the panel
                 # would replace what the user typed. 401 is not swapped by htmx; the page says so and keeps it.
                 response = HttpResponse(status=401)
-                response["X-Login-URL"] = redirect_to_login(request.get_full_path()).url
+                response["X-Login-URL"] = redirect_to_login(_page_of(request)).url
                 return response
             return redirect_to_login(request.get_full_path())
         raise PermissionDenied(REFUSED.get(area.rule, "Permission denied."))
+
+
+def _page_of(request: HttpRequest) -> str:
+    """The page an htmx request came from (``HX-Current-URL``), to return to after signing in: the fragment's own
+    URL is often POST-only. Only a path on this site; else the start page."""
+    current = urlsplit(request.headers.get("HX-Current-URL", ""))
+    if current.netloc and current.netloc != request.get_host():
+        return "/"
+    return urlunsplit(("", "", current.path, current.query, "")) or "/"
 
 
 def rules_markdown() -> str:
