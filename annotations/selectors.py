@@ -69,6 +69,20 @@ def review_queue(*, user: Any) -> QuerySet[Turn]:
     )
 
 
+def next_pending(*, user: Any, after: int) -> int | None:
+    """The user's next turn to review after turn ``after``: the first pending turn that comes after it in queue
+    order (the rest of its session first, then the next sessions), wrapping round to the start of the queue. A turn
+    the user skipped comes back only after the rest of the queue, not at every ``a`` (issue 35)."""
+    position = Turn.objects.filter(pk=after).values_list("session__record_id", "index").first()
+    queue = review_queue(user=user).exclude(pk=after).values_list("pk", "session__record_id", "index")
+    if position is not None:
+        record_id, index = position
+        later = queue.filter(Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index))
+        if (pk := later.values_list("pk", flat=True).first()) is not None:
+            return pk
+    return queue.values_list("pk", flat=True).first()
+
+
 def adjudication_queue() -> QuerySet[Turn]:
     return (
         Turn.objects.filter(status=TurnState.NEEDS_ADJUDICATION)

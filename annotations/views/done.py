@@ -45,8 +45,9 @@ def undo_offer(request: HttpRequest) -> dict[str, Any]:
 
 
 def next_queued(*, user: Any, after: int) -> str:
-    """The review screen of the user's next queued turn (the queue when none is left), offering undo of ``after``."""
-    nxt = selectors.review_queue(user=user).exclude(pk=after).values_list("pk", flat=True).first()
+    """The review screen of the user's next pending turn after ``after`` (the queue when none is left), offering
+    undo of ``after``."""
+    nxt = selectors.next_pending(user=user, after=after)
     target = reverse("annotations:turn", args=[nxt]) if nxt else reverse("annotations:queue")
     return f"{target}?{UNDO_PARAM}={after}"
 
