@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 
 from annotations import adjudication_screen, review_context, services
 from annotations import content as tc
@@ -42,6 +43,7 @@ def _context(turn: Turn, **extra: Any) -> dict[str, Any]:
     }
 
 
+@never_cache  # Back after a decision must not show the old state with live buttons
 @login_required
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: both reviews with their diffs against the current content. POST (HTMX): take A/B, merge or edit."""

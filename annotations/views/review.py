@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import escape
 from django.utils.translation import get_language
+from django.views.decorators.cache import never_cache
 
 from annotations import blind, review_context, selectors
 from annotations.roles import is_adjudicator
@@ -24,6 +25,7 @@ from core.cacheredis import read_ahead
 from scenarios.models import GoldStep, Turn
 
 
+@never_cache  # Back after a decision must not show the old state with live buttons
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     adjudication = list(selectors.adjudication_queue()) if is_adjudicator(request.user) else None
@@ -54,6 +56,7 @@ def _with_neighbours(user: Any, turns: QuerySet[Turn]) -> QuerySet[Turn]:
     return turns.annotate(prev_pk=Subquery(prev), next_pk=Subquery(nxt))
 
 
+@never_cache  # Back after a decision must not show the old state with live buttons
 @login_required
 def review_turn(request: HttpRequest, pk: int) -> HttpResponse:
     # Steps and rubric are read only if the cached content cards or editor must be rendered anew; the
