@@ -78,3 +78,12 @@ def test_every_response_through_the_stack_has_the_header(client, path, logged_in
     assert response.status_code == status
     wall, cpu = _timings(response)
     assert wall >= 0 and cpu >= 0
+
+
+def test_pages_name_their_icon_so_browsers_do_not_ask_for_favicon_ico(client):
+    """Every page asked for /favicon.ico and got a 404 (issue 35): the pages name the project's own icon."""
+    from django.contrib.staticfiles import finders
+
+    html = client.get("/accounts/login/").content.decode()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert finders.find("favicon.svg")
