@@ -77,8 +77,14 @@ def test_dashboard_totals_line(client, reviewers, audited):
 
 
 def test_dashboard_before_any_audit(client, reviewers):
+    # A physician is not told to run a management command (issue 35); staff are told which one.
     client.force_login(reviewers[0])
     page = html.unescape(client.get(reverse("annotations:dashboard")).text)
-    assert "The gold audit has not been run yet (manage.py audit_gold)." in page
+    assert "The gold audit has not been run yet: an administrator runs it" in page and "manage.py" not in page
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     assert "尚未运行标准数据核查" in client.get(reverse("annotations:dashboard")).text
+    reviewers[0].is_staff = True
+    reviewers[0].save()
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    page = html.unescape(client.get(reverse("annotations:dashboard")).text)
+    assert "The gold audit has not been run yet (manage.py audit_gold)." in page
