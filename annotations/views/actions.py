@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -23,7 +24,7 @@ from annotations.models import Decision
 from annotations.services import screen_actions
 from annotations.services.screen_actions import ActionResult
 from annotations.views.common import posted_version, turn_for
-from annotations.views.done import next_queued
+from annotations.views.done import UNDO_PARAM, next_queued
 from annotations.views.editor_form import PostedEditorForm, editor_fields
 from annotations.views.panel import render_actions, render_draft_saved, render_edit_error
 
@@ -62,10 +63,10 @@ def _render(request: HttpRequest, result: ActionResult) -> HttpResponse:
             # `a`: on to the next queued turn, which offers "Undo" for a short while (views.done).
             response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
         else:
-            # The whole screen changed (status, reviews, the draft is gone): htmx reloads the page, which shows
-            # this message in the panel again (review.views.review_turn reads it).
+            # The whole screen changed (status, reviews, the draft is gone): htmx loads the turn again, which shows
+            # this message in the panel (review.views.review_turn reads it) and offers Undo, as after `a`.
             messages.success(request, result.message, extra_tags=SUBMITTED_TAG)
-            response["HX-Refresh"] = "true"
+            response["HX-Redirect"] = f"{reverse('annotations:turn', args=[turn.pk])}?{UNDO_PARAM}={turn.pk}"
     return response
 
 
