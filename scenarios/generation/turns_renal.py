@@ -56,6 +56,18 @@ def cockcroft_gault(t: TurnContext, *, deps_last: bool = False) -> tuple[Derivat
     return deriv, {"age": age, "female": female, "weight": w, "creat": c}
 
 
+def _cutoff_derivation(*, deriv: Derivation, renal: str, cutoff: float, below: bool) -> Derivation:
+    """The clearance compared with a drug's renal cut-off (both renal turn kinds declare it the same way)."""
+    return Derivation(
+        "renal_cutoff",
+        f"CrCl compared with the {renal} cut-off",
+        {"crcl": deriv.result},
+        {"cutoff": cutoff},
+        "below" if below else "above",
+        "mL/min",
+    )
+
+
 def _cg_text(deriv: Derivation, v: dict) -> tuple[str, str]:
     factor = f" × {fmt(kb.CG_FEMALE)}" if v["female"] else ""
     calc = (
@@ -92,16 +104,7 @@ def cr_crcl(t: TurnContext) -> Built:
         zh_text += f"{zh(renal, kind='drug')}的肌酐清除率界值为 {fmt(rule[0])} mL/min：" + (
             f"低于界值，{rule[2]}。" if below else "高于界值，无需按肾功能调整。"
         )
-        derivs.append(
-            Derivation(
-                "renal_cutoff",
-                f"CrCl compared with the {renal} cut-off",
-                {"crcl": deriv.result},
-                {"cutoff": rule[0]},
-                "below" if below else "above",
-                "mL/min",
-            )
-        )
+        derivs.append(_cutoff_derivation(deriv=deriv, renal=renal, cutoff=rule[0], below=below))
     rubric = [
         item(
             f"Computes CrCl ≈ {fmt(deriv.result)} mL/min",
@@ -155,17 +158,7 @@ def cr_renal_dosing(t: TurnContext) -> Built:
     zh_text = f"{cg_zh}{renal_zh}医嘱为 {record_text_zh(o.dosage)}。与其界值 {fmt(rule[0])} mL/min 相比，肌酐清除率" + (
         "低于界值：" + rule[2] + "。" if below else "高于界值：当前剂量无需按肾功能调整。"
     )
-    derivs = [
-        deriv,
-        Derivation(
-            "renal_cutoff",
-            f"CrCl compared with the {renal} cut-off",
-            {"crcl": deriv.result},
-            {"cutoff": rule[0]},
-            "below" if below else "above",
-            "mL/min",
-        ),
-    ]
+    derivs = [deriv, _cutoff_derivation(deriv=deriv, renal=renal, cutoff=rule[0], below=below)]
     rubric = [
         item(
             f"Computes CrCl ≈ {fmt(deriv.result)} mL/min with Cockcroft-Gault",

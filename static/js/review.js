@@ -60,14 +60,12 @@
   // "Unsaved" = typed since the form was drawn or last saved. A field counts once, whatever was typed in it.
   var changed = new Set();
   function editForm() { return document.getElementById("edit-form"); }
-  document.addEventListener("input", function (event) {
+  function noteChange(event) {
     var form = editForm();
     if (form && event.target && event.target.form === form && event.target.name) { changed.add(event.target.name); }
-  });
-  document.addEventListener("change", function (event) {
-    var form = editForm();
-    if (form && event.target && event.target.form === form && event.target.name) { changed.add(event.target.name); }
-  });
+  }
+  document.addEventListener("input", noteChange);
+  document.addEventListener("change", noteChange);  // checkboxes and selects
   // A save that answered 2xx stored what the form held (a draft, a new version, a submission).
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = editForm();
