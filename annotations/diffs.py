@@ -57,7 +57,25 @@ def tokens(text: str, *, lang: str) -> list[str]:
 def diff_text(before: str, after: str, *, lang: str) -> tuple[Op, ...]:
     a, b = tokens(before, lang=lang), tokens(after, lang=lang)
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    return tuple(Op(tag, "".join(a[i1:i2]), "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+    ops = [Op(tag, "".join(a[i1:i2]), "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    return tuple(ops if lang == "zh" else _join_changes(ops))
+
+
+def _join_changes(ops: list[Op]) -> list[Op]:
+    """Changes separated only by a space become one change: "Reports creatinine" → "TAB TWO" reads as
+    ~~Reports creatinine~~ TAB TWO, not ~~Reports~~TAB ~~creatinine~~TWO (issue 35)."""
+    out: list[Op] = []
+    for op in ops:
+        if op.tag != "equal" and len(out) >= 2 and out[-2].tag != "equal":
+            gap = out[-1]
+            both_sides = (out[-2].before or op.before) and (out[-2].after or op.after)
+            if gap.tag == "equal" and gap.before.isspace() and both_sides:
+                out[-2:] = [
+                    Op("replace", out[-2].before + gap.before + op.before, out[-2].after + gap.after + op.after)
+                ]
+                continue
+        out.append(op)
+    return [Op("replace", op.before, op.after) if op.tag != "equal" and op.before and op.after else op for op in out]
 
 
 def field_lang(field: str) -> str:

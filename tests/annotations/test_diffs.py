@@ -1,4 +1,18 @@
-from annotations.diffs import Op, Segment, diff_content, diff_text, insertions, removals, side_by_side, tokens
+import pytest
+from django.template.loader import render_to_string
+from django.utils.html import strip_tags
+
+from annotations.diffs import (
+    Op,
+    Segment,
+    diff_content,
+    diff_field,
+    diff_text,
+    insertions,
+    removals,
+    side_by_side,
+    tokens,
+)
 
 
 def test_chinese_is_diffed_by_character():
@@ -98,3 +112,35 @@ def test_side_by_side_has_a_row_per_field_any_proposal_changes():
 def test_side_by_side_of_unchanged_proposals_is_empty():
     current = {"answer_en": "Cr 1.4", "rubric": [], "steps": []}
     assert side_by_side(current, {"A": dict(current), "B": dict(current)}) == []
+
+
+# Issue 35 (polish): a reviewer read "ReportsTAB creatinineTWO" for "Reports creatinine" → "TAB TWO": each word
+# was its own <del>/<ins> pair with nothing between the deleted and the inserted word.
+def test_changes_separated_by_a_space_are_one_change():
+    ops = diff_text("Reports creatinine", "TAB TWO", lang="en")
+    assert ops == (Op("replace", "Reports creatinine", "TAB TWO"),)
+    ops = diff_text("Reports creatinine, potassium", "TAB TWO, potassium", lang="en")
+    assert [op for op in ops if op.tag != "equal"] == [Op("replace", "Reports creatinine", "TAB TWO")]
+    # Chinese stays character level, and both texts are still rebuilt from the ops.
+    assert diff_text("甲 乙", "丙 丁", lang="zh")[1] == Op("equal", " ", " ")
+    a, b = "Hold apixaban 5 mg today, recheck.", "Give warfarin 2 mg today recheck soon."
+    ops = diff_text(a, b, lang="en")
+    assert "".join(o.before for o in ops) == a and "".join(o.after for o in ops) == b
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "reads"),
+    [
+        ("Reports creatinine", "TAB TWO", "Reports creatinine TAB TWO"),
+        ("Creatinine is 1.4 today.", "Creatinine was 1.6 today.", "Creatinine is 1.4 was 1.6 today."),
+        ("Hold apixaban.", "Hold apixaban and warfarin.", "Hold apixaban and warfarin."),
+    ],
+)
+def test_rendered_diff_keeps_spaces_between_words(before, after, reads):
+    html = render_to_string("annotations/_diff.html", {"d": diff_field("answer_en", before, after)})
+    assert " ".join(strip_tags(html).split()) == reads
+
+
+def test_rendered_chinese_diff_adds_no_space():
+    html = render_to_string("annotations/_diff.html", {"d": diff_field("answer_zh", "肌酐升高", "肌酐下降")})
+    assert strip_tags(html).strip() == "肌酐升高下降"  # a guard: Chinese gets no added space

@@ -48,7 +48,7 @@ def test_every_revision_with_word_diff_markup(client, turn, admin_user, reviewer
     rows = response.context["fields"]["answer_en"]
     assert len(rows) == 2 and [r["revision"].version for r in rows] == [2, 3]
     text = response.text
-    assert "<del>is</del><ins>was</ins>" in text  # word level: the whole word, not letters
+    assert "<del>is</del> <ins>was</ins>" in text  # word level: the whole word, not letters
     assert "boss" in text and "review_edit" in text and "tense" in text and "v3" in text
 
 
