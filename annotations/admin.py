@@ -74,17 +74,22 @@ class SessionAdmin(BaseSessionAdmin):
             return
         self.message_user(
             request,
-            ngettext(
-                "%(n)d assignment created over %(s)d session(s) (%(r)d reviewers in the pool).",
-                "%(n)d assignments created over %(s)d session(s) (%(r)d reviewers in the pool).",
-                len(created),
-            )
-            % {"n": len(created), "s": len({a.session_id for a in created}), "r": len(pool)},
+            ngettext("%(n)d assignment created.", "%(n)d assignments created.", len(created)) % {"n": len(created)}
+            + " "
+            + _("Sessions covered: %(s)d; reviewers in the pool: %(r)d.")
+            % {"s": len({a.session_id for a in created}), "r": len(pool)},
             level=messages.SUCCESS,
         )
         if skipped:
             self.message_user(
-                request, f"{skipped} session(s) rejected by the quality gates were skipped.", level=messages.WARNING
+                request,
+                ngettext(
+                    "%(n)d session rejected by the quality gates was skipped.",
+                    "%(n)d sessions rejected by the quality gates were skipped.",
+                    skipped,
+                )
+                % {"n": skipped},
+                level=messages.WARNING,
             )
 
 

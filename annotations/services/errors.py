@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import ngettext
 
 from annotations.diffs import FieldDiff
 
@@ -43,10 +44,11 @@ class Conflict(Exception):
     revision_ids: list[int] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return (
-            f"the turn changed since version {self.base_version} (now {self.current_version}); "
-            f"{len(self.diffs)} field(s) of yours are kept for merging"
-        )
+        return ngettext(
+            "The turn changed since version %(base)s (now %(current)s); %(n)s field of yours is kept for merging.",
+            "The turn changed since version %(base)s (now %(current)s); %(n)s fields of yours are kept for merging.",
+            len(self.diffs),
+        ) % {"base": self.base_version, "current": self.current_version, "n": len(self.diffs)}
 
 
 class DraftConflict(Conflict):
@@ -57,7 +59,8 @@ class DraftConflict(Conflict):
     is_draft = True  # templates: the merge form carries the draft token
 
     def __str__(self) -> str:
-        return (
-            "your draft was saved elsewhere (another tab?) since this page showed it; "
-            f"{len(self.diffs)} field(s) to merge"
-        )
+        return ngettext(
+            "Your draft was saved elsewhere (another tab?) since this page showed it; %(n)s field to merge.",
+            "Your draft was saved elsewhere (another tab?) since this page showed it; %(n)s fields to merge.",
+            len(self.diffs),
+        ) % {"n": len(self.diffs)}

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from django.db.models import prefetch_related_objects
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotations import content as tc
 from annotations.models import Decision, Review
@@ -165,7 +166,11 @@ def _save_turn(*, turn: Turn, user: Any, base_version: int, form: PostedEditor, 
         )
     except Conflict as conflict:
         return ActionResult(turn=turn, error=str(conflict), conflict=conflict)
-    message = _("Saved as version %(version)s (%(n)s field(s) changed).") % {
+    message = ngettext(
+        "Saved as version %(version)s (%(n)s field changed).",
+        "Saved as version %(version)s (%(n)s fields changed).",
+        len(revisions),
+    ) % {
         "version": turn.version,
         "n": len(revisions),
     }

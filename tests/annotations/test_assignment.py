@@ -60,7 +60,7 @@ def test_admin_action_assigns_two_reviewers_per_session(client, staff, reviewers
         follow=True,
     )
     assert response.status_code == 200
-    assert "6 assignments created over 3 session(s) (3 reviewers in the pool)." in response.content.decode()
+    assert "6 assignments created. Sessions covered: 3; reviewers in the pool: 3." in response.content.decode()
     assert all(s.assignments.count() == 2 for s in sessions)
     assert sorted(Counter(Assignment.objects.values_list("reviewer__username", flat=True)).values()) == [2, 2, 2]
     assert set(Assignment.objects.values_list("assigned_by", flat=True)) == {staff.pk}

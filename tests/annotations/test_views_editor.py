@@ -181,6 +181,7 @@ def test_direct_edit_by_adjudicator_writes_a_version(client, turn, adjudicator):
     del data["rubric-1-is_safety"]  # unchecked box: not posted
     response = client.post(_url(turn), data)
     assert response.status_code == 200 and "Saved as version 2" in response.text
+    assert "fields changed)" in response.text and "(s)" not in response.text  # issue 35: a proper plural
     turn.refresh_from_db()
     assert turn.version == 2 and turn.request_explicit_zh == "请查看最近的血钾。"
     step = turn.steps.get(idx=0)
