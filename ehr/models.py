@@ -12,6 +12,7 @@ and by label in the dictionaries.
 
 from django.db import models
 from django.db.models.functions import Upper
+from django.utils.translation import gettext_lazy as _
 
 
 class MimicTable(models.Model):
@@ -40,6 +41,8 @@ class Patient(MimicTable):
 
     class Meta:
         db_table = "mimic_patients"
+        verbose_name = _("patient")
+        verbose_name_plural = _("patients")
 
     def __str__(self) -> str:
         return f"Patient {self.subject_id}"
@@ -66,6 +69,8 @@ class Admission(MimicTable):
 
     class Meta:
         db_table = "mimic_admissions"
+        verbose_name = _("admission")
+        verbose_name_plural = _("admissions")
         indexes = [models.Index(fields=["subject_id", "admittime"], name="adm_subject_time")]
 
     def __str__(self) -> str:
@@ -84,6 +89,8 @@ class Transfer(MimicTable):
 
     class Meta:
         db_table = "mimic_transfers"
+        verbose_name = _("transfer")
+        verbose_name_plural = _("transfers")
 
 
 class Service(MimicTable):
@@ -96,6 +103,8 @@ class Service(MimicTable):
 
     class Meta:
         db_table = "mimic_services"
+        verbose_name = _("service")
+        verbose_name_plural = _("services")
 
 
 class DIcdDiagnosis(MimicTable):
@@ -106,6 +115,8 @@ class DIcdDiagnosis(MimicTable):
 
     class Meta:
         db_table = "mimic_d_icd_diagnoses"
+        verbose_name = _("ICD diagnosis code")
+        verbose_name_plural = _("ICD diagnosis codes")
         constraints = [models.UniqueConstraint(fields=["icd_code", "icd_version"], name="d_icd_dx_code_version")]
 
 
@@ -119,6 +130,8 @@ class DiagnosisIcd(MimicTable):
 
     class Meta:
         db_table = "mimic_diagnoses_icd"
+        verbose_name = _("admission diagnosis (ICD)")
+        verbose_name_plural = _("admission diagnoses (ICD)")
         indexes = [models.Index(fields=["icd_code", "icd_version"], name="dx_code_version")]
 
 
@@ -130,6 +143,8 @@ class DIcdProcedure(MimicTable):
 
     class Meta:
         db_table = "mimic_d_icd_procedures"
+        verbose_name = _("ICD procedure code")
+        verbose_name_plural = _("ICD procedure codes")
         constraints = [models.UniqueConstraint(fields=["icd_code", "icd_version"], name="d_icd_px_code_version")]
 
 
@@ -144,6 +159,8 @@ class ProcedureIcd(MimicTable):
 
     class Meta:
         db_table = "mimic_procedures_icd"
+        verbose_name = _("admission procedure (ICD)")
+        verbose_name_plural = _("admission procedures (ICD)")
 
 
 class DLabItem(MimicTable):
@@ -155,6 +172,8 @@ class DLabItem(MimicTable):
 
     class Meta:
         db_table = "mimic_d_labitems"
+        verbose_name = _("lab test definition")
+        verbose_name_plural = _("lab test definitions")
         # Tools match lab names case-insensitively (UPPER(label) = UPPER(%s)).
         indexes = [models.Index(Upper("label"), name="labitem_label_upper")]
 
@@ -180,6 +199,8 @@ class LabEvent(MimicTable):
 
     class Meta:
         db_table = "mimic_labevents"
+        verbose_name = _("lab result")
+        verbose_name_plural = _("lab results")
         indexes = [
             models.Index(fields=["hadm_id", "itemid", "-charttime"], name="lab_hadm_item_time"),
             models.Index(fields=["subject_id", "itemid", "-charttime"], name="lab_subject_item_time"),
@@ -217,6 +238,8 @@ class MicrobiologyEvent(MimicTable):
 
     class Meta:
         db_table = "mimic_microbiologyevents"
+        verbose_name = _("microbiology result")
+        verbose_name_plural = _("microbiology results")
         indexes = [models.Index(fields=["subject_id", "-chartdate"], name="micro_subject_date")]
 
 
@@ -246,6 +269,8 @@ class Prescription(MimicTable):
 
     class Meta:
         db_table = "mimic_prescriptions"
+        verbose_name = _("prescription")
+        verbose_name_plural = _("prescriptions")
         indexes = [
             models.Index(fields=["hadm_id", "-starttime"], name="rx_hadm_start"),
             models.Index(fields=["subject_id", "-starttime"], name="rx_subject_start"),
@@ -269,6 +294,8 @@ class Emar(MimicTable):
 
     class Meta:
         db_table = "mimic_emar"
+        verbose_name = _("medication administration (eMAR)")
+        verbose_name_plural = _("medication administrations (eMAR)")
         indexes = [
             models.Index(fields=["hadm_id", "-charttime"], name="emar_hadm_time"),
             models.Index(fields=["subject_id", "-charttime"], name="emar_subject_time"),
@@ -285,6 +312,8 @@ class Omr(MimicTable):
 
     class Meta:
         db_table = "mimic_omr"
+        verbose_name = _("outpatient measurement (OMR)")
+        verbose_name_plural = _("outpatient measurements (OMR)")
         indexes = [models.Index(fields=["subject_id", "-chartdate"], name="omr_subject_date")]
 
 
@@ -304,6 +333,8 @@ class IcuStay(MimicTable):
 
     class Meta:
         db_table = "mimic_icustays"
+        verbose_name = _("ICU stay")
+        verbose_name_plural = _("ICU stays")
 
 
 class DItem(MimicTable):
@@ -320,6 +351,8 @@ class DItem(MimicTable):
 
     class Meta:
         db_table = "mimic_d_items"
+        verbose_name = _("ICU chart item definition")
+        verbose_name_plural = _("ICU chart item definitions")
 
 
 class ChartEvent(MimicTable):
@@ -338,6 +371,8 @@ class ChartEvent(MimicTable):
 
     class Meta:
         db_table = "mimic_chartevents"
+        verbose_name = _("ICU chart event")
+        verbose_name_plural = _("ICU chart events")
         indexes = [
             models.Index(fields=["hadm_id", "itemid", "-charttime"], name="chart_hadm_item_time"),
             models.Index(fields=["subject_id", "-charttime"], name="chart_subject_time"),
@@ -366,6 +401,8 @@ class DischargeNote(Note):
 
     class Meta:
         db_table = "mimic_note_discharge"
+        verbose_name = _("discharge note")
+        verbose_name_plural = _("discharge notes")
         indexes = [models.Index(fields=["subject_id", "-charttime"], name="dis_subject_time")]
 
 
@@ -374,4 +411,6 @@ class RadiologyNote(Note):
 
     class Meta:
         db_table = "mimic_note_radiology"
+        verbose_name = _("radiology report")
+        verbose_name_plural = _("radiology reports")
         indexes = [models.Index(fields=["subject_id", "-charttime"], name="rad_subject_time")]

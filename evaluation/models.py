@@ -44,6 +44,8 @@ class EvalRun(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-pk"]
+        verbose_name = _("evaluation run")
+        verbose_name_plural = _("evaluation runs")
         constraints = [
             models.CheckConstraint(condition=Q(status__in=EvalStatus.values), name="evalrun_status_valid"),
         ]
