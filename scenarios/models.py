@@ -11,6 +11,7 @@ its own states later without a migration here (so no ``choices`` and no check co
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from scenarios.rubric_checks import validate_rubric_check
 
@@ -34,10 +35,12 @@ class RunStatus(models.TextChoices):
 
 
 class Scenario(models.TextChoices):
-    DIAGNOSTIC_WORKUP = "diagnostic_workup"
-    MED_SAFETY = "med_safety"
-    TREATMENT_RESPONSE = "treatment_response"
-    DISCHARGE_PLANNING = "discharge_planning"
+    # The one place scenarios are named: review screens, dashboard, results, admin forms and the API all
+    # read these labels (annotations.templatetags.review_i18n.SCENARIOS is built from them).
+    DIAGNOSTIC_WORKUP = "diagnostic_workup", _("Diagnostic work-up")
+    MED_SAFETY = "med_safety", _("Medication safety")
+    TREATMENT_RESPONSE = "treatment_response", _("Treatment response")
+    DISCHARGE_PLANNING = "discharge_planning", _("Discharge planning")
 
 
 class Source(models.TextChoices):

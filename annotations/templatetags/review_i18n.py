@@ -17,18 +17,14 @@ from annotations.models import status_label
 from core.text_templates import compile_template, parse_text
 from ehr.fhir.params import WARNINGS as TOOL_WARNINGS
 from scenarios.gate_messages import display_gate_message, parse_gate_message
+from scenarios.models import Scenario
 from scenarios.rubric_reasons import readable_code, value_text
 
 register = template.Library()
 
 # UI labels of the stored codes. Not the models' choices: TaskType's labels are PhysAssistBench's own
 # wording, written verbatim into its JSONL, so they must stay English there.
-SCENARIOS = {
-    "diagnostic_workup": gettext_lazy("Diagnostic work-up"),
-    "med_safety": gettext_lazy("Medication safety"),
-    "treatment_response": gettext_lazy("Treatment response"),
-    "discharge_planning": gettext_lazy("Discharge planning"),
-}
+SCENARIOS = {s.value: s.label for s in Scenario}  # scenarios.models.Scenario names them, for every screen
 TASK_TYPES = {
     "IL": gettext_lazy("Information lookup"),
     "DG": gettext_lazy("Data gathering"),
