@@ -8,10 +8,9 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, render
-from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
-from annotations import adjudication_screen, review_context, services
+from annotations import adjudication_queue, adjudication_screen, review_context, selectors, services
 from annotations import content as tc
 from annotations.models import Chosen, Decision, RejectReason, TurnState
 from annotations.roles import is_adjudicator
@@ -33,10 +32,15 @@ def _adjudicable_turn(request: HttpRequest, pk: int, *, with_context: bool = Fal
 def _context(turn: Turn, **extra: Any) -> dict[str, Any]:
     """The adjudication section (both reviews, side-by-side diffs, take buttons, merge form)."""
     shown = adjudication_screen.screen(turn=turn)
+    pending = turn.status == TurnState.NEEDS_ADJUDICATION
+    if not pending:  # resolved (here or elsewhere): offer the next turn of the adjudication queue
+        extra.setdefault("next_turn", adjudication_queue.next_turn(after=turn))
+        extra.setdefault("queue_left", selectors.adjudication_queue().count())
     return {
         "turn": turn,
         **shown,
-        "pending": turn.status == TurnState.NEEDS_ADJUDICATION,
+        "why": adjudication_queue.why(reviews=[column["review"] for column in shown["columns"]]),
+        "pending": pending,
         "editor": editor_fields(shown["current"], takes=shown["takes"]),
         "reject_reasons": RejectReason.choices,
         **extra,
@@ -69,8 +73,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
             kwargs["content"] = changes_from_post(request.POST, start=tc.snapshot(turn=turn))
             kwargs["decision"] = request.POST.get("decision") or Decision.APPROVE
             kwargs["reject_reason"] = request.POST.get("reject_reason", "")
-        services.adjudicate(turn=turn, adjudicator=request.user, **kwargs)
-        extra["message"] = _("Adjudicated.")
+        adjudication = services.adjudicate(turn=turn, adjudicator=request.user, **kwargs)
+        extra["message"] = adjudication_queue.resolved(turn=turn, adjudication=adjudication)
     except services.Conflict as conflict:
         extra.update(error=str(conflict), conflict=conflict)
     except tc.InvalidContent as exc:  # refused before anything was stored: the form keeps what was typed
