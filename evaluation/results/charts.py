@@ -6,6 +6,7 @@ text is escaped here (the result is marked safe for the template).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.utils.html import escape
@@ -64,38 +65,94 @@ def _axes(out: list[str], *, x0: int, y0: int, w: int, h: int, x_label: str, y_l
         out.append(f'<text x="{x0 - 4}" y="{y + 4}" text-anchor="end">{int(frac * 100)}%</text>')
 
 
+# Text boxes for laying labels out without overlap (12 px chart text; a generous width per character).
+CHAR_W, TEXT_ASCENT, TEXT_H = 7.2, 11, 15
+Box = tuple[float, float, float, float]  # x, y (top), width, height
+
+
+def _text_box(x: float, baseline: float, text: str, anchor: str = "start") -> Box:
+    w = CHAR_W * len(text)
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    return (left, baseline - TEXT_ASCENT, w, TEXT_H)
+
+
+def _clash(a: Box, b: Box) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _every(spacing: float, room: float) -> int:
+    """Label every n-th of positions ``spacing`` px apart so that each label has ``room`` px."""
+    return max(1, math.ceil(room / max(spacing, 1)))
+
+
 def line_chart(
     *, title: str, series: dict[str, list[tuple[int, float | None]]], x_label: str, y_label: str
 ) -> SafeString:
-    """One polyline per series over integer x (e.g. pass^k against k), y a fraction 0–1."""
-    x0, y0, w, h = 60, 200, 380, 160
+    """One polyline per series over integer x (e.g. pass^k against k), y a fraction 0–1.
+
+    Labels never overlap (issue 35): the legend sits under the title, x ticks thin out when k is dense,
+    and each point's value goes above or below it, left or right, wherever it clashes with no other text;
+    a value with no free place is left to the point's tooltip (every point has a ``<title>``)."""
+    x0, top, w, h = 60, 70, 380, 160
+    y0 = top + h
     xs = sorted({x for points in series.values() for x, _y in points}) or [1]
     span = (xs[-1] - xs[0]) or 1
-    width, height = x0 + w + 120, y0 + 44
+    spacing = w / (len(xs) - 1) if len(xs) > 1 else w
+    width, height = x0 + w + 56, y0 + 44
+
+    def px_of(x: int) -> float:
+        return x0 + w * (x - xs[0]) / span if len(xs) > 1 else x0 + w / 2
+
     out = [
         f'<svg class="results-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'xmlns="http://www.w3.org/2000/svg" aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
         f'<text x="0" y="16" font-weight="600">{escape(title)}</text>',
     ]
+    taken: list[Box] = [_text_box(0, 16, title)]
+    legend_x = x0
+    for si, name in enumerate(series):
+        colour = COLOURS[si % 2]
+        out.append(f'<rect x="{legend_x}" y="28" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{legend_x + 14}" y="37">{escape(name)}</text>')
+        taken.append(_text_box(legend_x + 14, 37, name))
+        legend_x += 14 + CHAR_W * len(name) + 18
     _axes(out, x0=x0, y0=y0, w=w, h=h, x_label=x_label, y_label=y_label)
-    for x in xs:
-        px = x0 + w * (x - xs[0]) / span if len(xs) > 1 else x0 + w / 2
-        out.append(f'<text x="{px}" y="{y0 + 16}" text-anchor="middle">{x}</text>')
+    taken += [_text_box(x0 + w / 2, y0 + 32, x_label, "middle")]
+    taken += [_text_box(x0 - 4, y0 - h * frac + 4, f"{int(frac * 100)}%", "end") for frac in (0, 0.5, 1)]
+    taken.append((6, y0 - h / 2 - CHAR_W * len(y_label) / 2, TEXT_H, CHAR_W * len(y_label)))  # rotated y title
+    tick_every = _every(spacing, CHAR_W * len(str(xs[-1])) + 8)
+    for i, x in enumerate(xs):
+        if i % tick_every == 0:
+            out.append(f'<text x="{px_of(x)}" y="{y0 + 16}" text-anchor="middle">{x}</text>')
+            taken.append(_text_box(px_of(x), y0 + 16, str(x), "middle"))
+    label_every = _every(spacing, CHAR_W * len("100.0%") + 8)
     for si, (name, points) in enumerate(series.items()):
         colour = COLOURS[si % 2]
         coords = []
         for x, y in points:
             if y is None:
                 continue
-            px = x0 + w * (x - xs[0]) / span if len(xs) > 1 else x0 + w / 2
-            py = y0 - h * y
+            px, py = px_of(x), y0 - h * y
             coords.append(f"{px:.1f},{py:.1f}")
-            out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"/>')
-            out.append(f'<text x="{px + 5:.1f}" y="{py - 5:.1f}">{escape(_pct(y))}</text>')
+            out.append(
+                f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"><title>{escape(name)}, '
+                f"{escape(x_label)} = {x}: {escape(_pct(y))}</title></circle>"
+            )
+            if xs.index(x) % label_every and x != xs[-1]:
+                continue
+            text = _pct(y)
+            for dx, dy, anchor in ((5, -5, "start"), (5, 15, "start"), (-5, -5, "end"), (-5, 15, "end")):
+                box = _text_box(px + dx, py + dy, text, anchor)
+                if box[0] >= 0 and box[0] + box[2] <= width and not any(_clash(box, t) for t in taken):
+                    taken.append(box)
+                    out.append(
+                        f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}" fill="{colour}">'
+                        f"{escape(text)}</text>"
+                    )
+                    break
         if coords:
             out.append(f'<polyline fill="none" stroke="{colour}" points="{" ".join(coords)}"/>')
-        out.append(f'<text x="{x0 + w + 10}" y="{40 + 16 * si}" fill="{colour}">{escape(name)}</text>')
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped
 
