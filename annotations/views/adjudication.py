@@ -39,7 +39,7 @@ def _context(turn: Turn, **extra: Any) -> dict[str, Any]:
     return {
         "turn": turn,
         **shown,
-        "why": adjudication_queue.why(reviews=[column["review"] for column in shown["columns"]]),
+        "why": adjudication_queue.why(reviews=[column["review"] for column in shown["columns"]]) if pending else "",
         "pending": pending,
         "editor": editor_fields(shown["current"], takes=shown["takes"]),
         "reject_reasons": RejectReason.choices,

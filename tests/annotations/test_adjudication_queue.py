@@ -88,6 +88,7 @@ def test_resolving_confirms_and_offers_the_next_turn(client, assigned, reviewers
     next_link = reverse("annotations:adjudicate", args=[second.pk])
     assert re.search(rf'<a href="{next_link}" class="button" id="next-adjudication" autofocus>', response.text)
     assert f"Next to adjudicate: turn 2 of {record} →" in text and "1 turn left in the adjudication queue" in text
+    assert "Why it needs adjudication" not in text  # resolved: the reason no longer applies
 
     response = client.post(next_link, {"chosen": "a", "base_version": second.version})
     text = _text(response)

@@ -63,8 +63,15 @@ def test_adjudicate_disagreements(page, live_server, screenshot_dir):
     assert take.status == TurnState.REJECTED and adjudication.chosen == "a"
     assert adjudication.reject_reason == "false_premise"
 
+    # What was resolved, and the next turn of the adjudication queue, focused: Enter opens it (issue 35).
+    assert "review A taken" in page.inner_text("#adjudication-feedback")
+    assert page.get_attribute("#next-adjudication", "href") == f"/review/adjudicate/{merge.pk}/"
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'next-adjudication'")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/review/adjudicate/{merge.pk}/")
+    page.wait_for_load_state("load")
+
     # Merge: take B's Chinese answer field, edit the English answer, approve.
-    page.goto(f"{live_server.url}/review/adjudicate/{merge.pk}/")
     page.click("#adjudication-edit > summary")
     page.click(".take[data-target=field-answer_zh]")
     assert page.input_value("#field-answer_zh") == B_ZH
