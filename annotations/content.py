@@ -94,7 +94,7 @@ def _rubric_item(item: Any, where: str) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise InvalidContent(f"{where}: must be an object")
     if unknown := sorted(set(item) - set(RUBRIC_KEYS)):
-        raise InvalidContent(f"{where}: unknown key(s) {', '.join(unknown)}")
+        raise InvalidContent(f"{where}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)}")
     text_en, text_zh = item.get("text_en", ""), item.get("text_zh", "")
     if not isinstance(text_en, str) or not isinstance(text_zh, str) or not text_en.strip():
         raise InvalidContent(f"{where}: text_en (non-empty) and text_zh must be strings")
@@ -150,7 +150,7 @@ def apply_changes(*, base: dict[str, Any], changes: dict[str, Any]) -> dict[str,
     if not isinstance(changes, dict):
         raise InvalidContent("changes must be an object")
     if unknown := sorted(set(changes) - set(KEYS)):
-        raise InvalidContent(f"unknown field(s) {', '.join(unknown)}")
+        raise InvalidContent(f"unknown {'field' if len(unknown) == 1 else 'fields'} {', '.join(unknown)}")
     out = copy.deepcopy(base)
     for name in TEXT_FIELDS:
         if name in changes:

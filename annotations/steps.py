@@ -60,7 +60,8 @@ def contract_arguments(*, tool: str, arguments: dict[str, Any]) -> dict[str, Any
     upgraded, left = upgrade_arguments(tool=name, arguments=arguments)
     if left:
         raise ArgumentsOutsideContract(
-            f"{name} takes no argument(s) {', '.join(sorted(left))}; it takes: {', '.join(p.name for p in spec.params)}"
+            f"{name} takes no {'argument' if len(left) == 1 else 'arguments'} {', '.join(sorted(left))}; "
+            f"it takes: {', '.join(p.name for p in spec.params)}"
         )
     optional = {p.name for p in spec.params if not p.required}
     return {k: v for k, v in upgraded.items() if not (k in optional and is_placeholder(v))}

@@ -330,7 +330,8 @@ class GoldAudit(models.Model):
         constraints = [models.CheckConstraint(condition=_in("bounds", AuditBounds), name="goldaudit_bounds_valid")]
 
     def __str__(self) -> str:
-        return f"audit of {self.turn_id} ({self.bounds}, {len(self.findings)} finding(s))"
+        n = len(self.findings)
+        return f"audit of {self.turn_id} ({self.bounds}, {n} {'finding' if n == 1 else 'findings'})"
 
     @property
     def has_findings(self) -> bool:

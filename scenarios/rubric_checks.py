@@ -60,7 +60,8 @@ def write_call_contract_problems(check: Any) -> list[str]:
     contract = {p.name: p for p in REGISTRY[tool].params}
     problems = []
     if unknown := sorted(set(params) - set(contract)):
-        problems.append(f"{tool} has no parameter(s) {', '.join(unknown)} (it takes {', '.join(contract)})")
+        noun = "parameter" if len(unknown) == 1 else "parameters"
+        problems.append(f"{tool} has no {noun} {', '.join(unknown)} (it takes {', '.join(contract)})")
     for name, value in params.items():
         enum = contract[name].enum if name in contract else None
         if enum and value not in enum:
@@ -81,7 +82,7 @@ def validate_rubric_check(check: Any) -> None:
     if missing := sorted(required - check.keys()):
         raise ValueError(f"{kind}: missing {', '.join(missing)}")
     if unknown := sorted(check.keys() - required - optional):
-        raise ValueError(f"{kind}: unknown key(s) {', '.join(unknown)}")
+        raise ValueError(f"{kind}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)}")
     if kind == "value_unit":
         if not _is_number(check["value"]):
             raise ValueError("value_unit: 'value' must be a finite number")

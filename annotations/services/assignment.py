@@ -68,7 +68,7 @@ def reviewer_pool(*, usernames: Sequence[str] | None = None) -> list[Any]:
         raise ValueError("no reviewer usernames given")
     found = {u.get_username(): u for u in users.filter(username__in=names).prefetch_related("groups")}
     if unknown := [n for n in names if n not in found]:
-        raise ValueError(f"unknown or inactive user(s): {', '.join(unknown)}")
+        raise ValueError(f"unknown or inactive {'user' if len(unknown) == 1 else 'users'}: {', '.join(unknown)}")
     if not_reviewers := [n for n in names if REVIEWER not in {g.name for g in found[n].groups.all()}]:
         raise ValueError(f"not in the {REVIEWER!r} group: {', '.join(not_reviewers)}")
     return [found[n] for n in dict.fromkeys(names)]
@@ -77,9 +77,14 @@ def reviewer_pool(*, usernames: Sequence[str] | None = None) -> list[Any]:
 def reviewable_sessions(*, scenarios: Sequence[str] = (), tiers: Sequence[int] = ()) -> QuerySet[Session]:
     """Sessions that passed the quality gates, optionally of some scenarios / tiers, in a stable order."""
     if unknown := sorted(set(scenarios) - set(Scenario.values)):
-        raise ValueError(f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(Scenario.values)}")
+        raise ValueError(
+            f"unknown {'scenario' if len(unknown) == 1 else 'scenarios'} {', '.join(unknown)}; "
+            f"choose from {', '.join(Scenario.values)}"
+        )
     if bad := sorted(t for t in set(tiers) if t not in (1, 2, 3)):
-        raise ValueError(f"unknown tier(s) {', '.join(map(str, bad))}; choose from 1, 2, 3")
+        raise ValueError(
+            f"unknown {'tier' if len(bad) == 1 else 'tiers'} {', '.join(map(str, bad))}; choose from 1, 2, 3"
+        )
     sessions = Session.objects.exclude(status=SessionStatus.REJECTED_BY_GATE)
     if scenarios:
         sessions = sessions.filter(scenario__in=scenarios)

@@ -36,16 +36,24 @@ def normalize_filters(
     """Validated, sorted filters (empty scenarios/tiers = all; languages default to both)."""
     scenarios = sorted(set(scenarios or []))
     if bad := [s for s in scenarios if s not in Scenario.values]:
-        raise SnapshotError(f"unknown scenario(s): {', '.join(bad)} (known: {', '.join(Scenario.values)})")
+        raise SnapshotError(
+            f"unknown {'scenario' if len(bad) == 1 else 'scenarios'}: {', '.join(bad)} "
+            f"(known: {', '.join(Scenario.values)})"
+        )
     try:
         tiers = sorted({int(t) for t in (tiers or [])})
     except (TypeError, ValueError):
         raise SnapshotError(f"tiers must be integers 1, 2 or 3 (got {tiers!r})") from None
     if bad_tiers := [t for t in tiers if t not in (1, 2, 3)]:
-        raise SnapshotError(f"unknown tier(s): {', '.join(map(str, bad_tiers))} (tiers are 1, 2, 3)")
+        raise SnapshotError(
+            f"unknown {'tier' if len(bad_tiers) == 1 else 'tiers'}: {', '.join(map(str, bad_tiers))} "
+            "(tiers are 1, 2, 3)"
+        )
     languages = sorted(set(languages or LANGUAGES))
     if bad_lang := [x for x in languages if x not in LANGUAGES]:
-        raise SnapshotError(f"unknown language(s): {', '.join(bad_lang)} (use en, zh or both)")
+        raise SnapshotError(
+            f"unknown {'language' if len(bad_lang) == 1 else 'languages'}: {', '.join(bad_lang)} (use en, zh or both)"
+        )
     return {"scenarios": scenarios, "tiers": tiers, "languages": languages}
 
 

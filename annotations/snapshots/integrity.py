@@ -61,6 +61,7 @@ def refuse_inconsistent(*, session_ids: Iterable[int]) -> None:
         shown = "\n  ".join(bad[:10])
         more = f"\n  ... and {len(bad) - 10} more" if len(bad) > 10 else ""
         raise InconsistentRecord(
-            f"refusing to freeze {len(bad)} turn(s) whose gold answer differs from its prepare_to_answer "
+            f"refusing to freeze {len(bad)} {'turn' if len(bad) == 1 else 'turns'} whose gold answer differs from its "
+            "prepare_to_answer "
             f"observation:\n  {shown}{more}"
         )

@@ -233,7 +233,9 @@ def role_config(*, role: str, environ: Mapping[str, str] | None = None, **overri
     role = _check_role(role)
     unknown = set(overrides) - set(_FIELDS)
     if unknown:
-        raise TypeError(f"role_config() got unknown setting(s): {', '.join(sorted(unknown))}")
+        raise TypeError(
+            f"role_config() got unknown {'setting' if len(unknown) == 1 else 'settings'}: {', '.join(sorted(unknown))}"
+        )
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     given: set[str] = set()

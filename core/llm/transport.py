@@ -124,7 +124,10 @@ def request_error(*, config: LLMConfig, retry: RetryPolicy, failure: Failure, at
     what = failure.kind + (f": {failure.detail}" if failure.detail else "")
     unparseable = failure.status is not None and says_unparseable(failure.detail)
     if failure.retryable:
-        tail = f"gave up after {attempts} attempt(s) (LLM_{c.role.upper()}_MAX_RETRIES={retry.max_retries})"
+        tail = (
+            f"gave up after {attempts} {'attempt' if attempts == 1 else 'attempts'} "
+            f"(LLM_{c.role.upper()}_MAX_RETRIES={retry.max_retries})"
+        )
     elif unparseable:
         tail = "not retried (the server could not parse the request or the model's output: it would fail again)"
     else:

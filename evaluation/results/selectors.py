@@ -190,7 +190,7 @@ def get_runs(*, ids: list[int]) -> list[EvalRun]:
     found = {r.pk: r for r in EvalRun.objects.filter(pk__in=ids)}
     unknown = [i for i in ids if i not in found]
     if unknown:
-        raise LookupError(f"unknown run id(s): {', '.join(map(str, unknown))}")
+        raise LookupError(f"unknown run {'id' if len(unknown) == 1 else 'ids'}: {', '.join(map(str, unknown))}")
     return [found[i] for i in ids]
 
 

@@ -64,13 +64,13 @@ def test_sessions_rejected_by_the_gates_are_never_assigned(sessions, reviewers):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--reviewers", "rev1,ghost,nobody"], "unknown or inactive user(s): ghost, nobody"),
+        (["--reviewers", "rev1,ghost,nobody"], "unknown or inactive users: ghost, nobody"),
         (["--reviewers", "rev1,adj"], "not in the 'reviewer' group: adj"),
         (["--per-session", "4"], "--per-session 4 needs between 1 and 3 reviewers"),
         (["--per-session", "0"], "--per-session 0 needs between 1 and 3"),
         (["--reviewers", "rev1", "--per-session", "2"], "needs between 1 and 1"),
-        (["--scenario", "surgery"], "unknown scenario(s) surgery"),
-        (["--tier", "7"], "unknown tier(s) 7"),
+        (["--scenario", "surgery"], "unknown scenario surgery"),
+        (["--tier", "7"], "unknown tier 7"),
         (["--tier", "one"], "--tier takes numbers 1-3"),
         (["--scenario", "treatment_response"], "no session matches"),
         (["--reviewers", " , "], "no reviewer usernames given"),

@@ -123,7 +123,7 @@ def test_arguments_outside_the_tool_contract_are_refused(client, turn, reviewers
         data = form_data(snapshot(turn=turn), turn.version, **{"step-0-arguments": json.dumps(typed)})
         text = client.post(_url(turn), data).text
         assert "banner-error" in text and "step 0 (Observation.search)" in text
-        assert "takes no argument(s) units" in text and "subject_id, hadm_id, category, code" in text
+        assert "takes no argument units" in text and "subject_id, hadm_id, category, code" in text
     assert not Review.objects.exists()
     turn.refresh_from_db()
     assert turn.version == 1

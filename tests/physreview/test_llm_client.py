@@ -226,7 +226,7 @@ def test_connection_errors_exhaust_retries_with_a_clear_error():
     assert "role 'generator'" in message
     assert f"{BASE_URL}/chat/completions" in message
     assert "connection error" in message
-    assert "gave up after 3 attempt(s) (LLM_GENERATOR_MAX_RETRIES=2)" in message
+    assert "gave up after 3 attempts (LLM_GENERATOR_MAX_RETRIES=2)" in message
     assert len(sleeps) == 2
     assert err.__cause__ is None and err.__context__ is None
 

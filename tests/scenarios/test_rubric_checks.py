@@ -25,7 +25,7 @@ INVALID = [
     ({"kind": "value_unit", "value": float("nan"), "unit": "mg/dL"}, "'value' must be a finite number"),
     ({"kind": "value_unit", "value": 1, "unit": "mg/dL", "tolerance": -1}, "'tolerance' must be a number >= 0"),
     ({"kind": "value_unit", "value": 1, "unit": None}, "'unit' must be a string"),
-    ({"kind": "value_unit", "value": 1, "unit": "mg", "units": "x"}, "unknown key(s) units"),
+    ({"kind": "value_unit", "value": 1, "unit": "mg", "units": "x"}, "unknown key units"),
     ({"kind": "term", "en": ["a"]}, "term: missing zh"),
     ({"kind": "term", "en": [], "zh": []}, "at least one phrase"),
     ({"kind": "term", "en": "hyperkalemia", "zh": []}, "'en' must be a list of non-empty strings"),

@@ -114,9 +114,9 @@ def test_language_filter_needs_complete_text(curated, people):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"scenarios": ["surgery"]}, "unknown scenario(s): surgery"),
-        ({"tiers": [4]}, "unknown tier(s): 4"),
-        ({"languages": ["fr"]}, "unknown language(s): fr"),
+        ({"scenarios": ["surgery"]}, "unknown scenario: surgery"),
+        ({"tiers": [4]}, "unknown tier: 4"),
+        ({"languages": ["fr"]}, "unknown language: fr"),
         ({"tiers": [3]}, "no session has all its turns approved"),
         ({"ehr_provenance": "moon"}, "unknown EHR provenance"),
     ],

@@ -108,7 +108,7 @@ def test_latex_escapes_model_names(runs, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--runs", "999998,999999"], "unknown run id(s): 999998, 999999"),
+        (["--runs", "999998,999999"], "unknown run ids: 999998, 999999"),
         (["--runs", "1,x"], "expected comma-separated run ids"),
         (["--latest", "0"], "--latest must be at least 1"),
     ],
