@@ -55,14 +55,21 @@ def visible_reviews(*, turn: Turn, user: Any) -> list[Review]:
     return review_visibility(turn=turn, user=user)[0]
 
 
+PENDING_STATES = (TurnState.DRAFT, TurnState.IN_REVIEW)
+
+
+def pending_filter(*, user: Any) -> Q:
+    """Turns of the user's sessions still waiting for the user's submitted review (the one definition of
+    "pending", for the queue, `j`/`k` and the progress count)."""
+    done = Review.objects.filter(reviewer_id=user.pk, submitted_at__isnull=False).values("turn_id")
+    assigned = Assignment.objects.filter(reviewer_id=user.pk).values("session_id")
+    return Q(session_id__in=assigned, status__in=PENDING_STATES) & ~Q(pk__in=done)
+
+
 def review_queue(*, user: Any) -> QuerySet[Turn]:
     """Turns of the user's sessions still waiting for the user's submitted review."""
-    done = Review.objects.filter(reviewer_id=user.pk, submitted_at__isnull=False).values("turn_id")
     return (
-        Turn.objects.filter(
-            session__assignments__reviewer_id=user.pk, status__in=[TurnState.DRAFT, TurnState.IN_REVIEW]
-        )
-        .exclude(pk__in=done)
+        Turn.objects.filter(pending_filter(user=user))
         .select_related("session")
         .defer(*LISTING_DEFERRED)
         .order_by("session__record_id", "index")
@@ -81,6 +88,16 @@ def next_pending(*, user: Any, after: int) -> int | None:
         if (pk := later.values_list("pk", flat=True).first()) is not None:
             return pk
     return queue.values_list("pk", flat=True).first()
+
+
+def review_progress(*, user: Any) -> dict[str, int]:
+    """``{"done": n, "total": m}`` over the turns of the user's sessions (one query): the review screen's
+    "12 / 64". Done = no longer waiting for the user (submitted, or settled without them)."""
+    assigned = Assignment.objects.filter(reviewer_id=user.pk).values("session_id")
+    counts = Turn.objects.filter(session_id__in=assigned).aggregate(
+        total=Count("pk"), pending=Count("pk", filter=pending_filter(user=user))
+    )
+    return {"done": counts["total"] - counts["pending"], "total": counts["total"]}
 
 
 def adjudication_queue() -> QuerySet[Turn]:

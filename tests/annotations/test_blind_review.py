@@ -76,6 +76,7 @@ def test_reviewer_sees_nothing_of_the_co_reviewer_anywhere(client, blind_setup):
     posts = {
         "lease": (reverse("annotations:lease", args=[pk]), {}),
         "comment": (reverse("annotations:comment", args=[pk]), {"text": "another note of mine"}),
+        "discard_draft": (reverse("annotations:discard_draft", args=[pk]), {}),  # no draft yet: nothing to do
         "edit": (reverse("annotations:edit", args=[pk]), {"base_version": turn.version, "answer_zh": "我的草稿"}),
         "merge": (reverse("annotations:merge", args=[pk]), {"base_version": turn.version}),
         "release_lease": (reverse("annotations:release_lease", args=[pk]), {}),
