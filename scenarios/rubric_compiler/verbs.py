@@ -21,6 +21,7 @@ JUDGEMENT_EN = frozenset(
     discusses discuss proposes propose advises advise summarizes summarises summarize asks ask checks check warns
     reassures counsels plans prioritizes distinguishes clarifies tailors adjusts attributes acknowledges
     notices reconciles verifies answers offers addresses connects
+    applies apply reasons infers
     """.split()  # noqa: SIM905
 )
 MENTION_ZH = (
@@ -42,6 +43,10 @@ MENTION_ZH = (
     "使用",
     "计算",
     "得出",
+    "引述",
+    "提供",
+    "陈述",
+    "表明",
 )
 JUDGEMENT_ZH = (
     "解释",
@@ -67,6 +72,8 @@ JUDGEMENT_ZH = (
     "判断",
     "按",
     "沿用",
+    "应用",
+    "推理",
 )
 _LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant|model)\s+", re.IGNORECASE)
 # Adverbs the release writes before the verb ("The answer correctly cites …", semantics file §3): manner, not
