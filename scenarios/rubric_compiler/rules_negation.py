@@ -159,6 +159,10 @@ def _action_phrases_en(lemma: str, obj: str) -> list[str]:
     phrases = [f"{form} {variant}" for form in ACTIONS_EN[lemma] for variant in _object_variants(obj) if variant]
     if re.search(r"\bdoses?\b", obj, re.IGNORECASE) and lemma in DOSE_NOUNS_EN:
         phrases += DOSE_NOUNS_EN[lemma]
+        # "the apixaban dose": an answer acts on the drug itself ("reduce apixaban to 2.5 mg")
+        drugs = lexicon.distinct(lexicon.find(obj, lang="en", kinds=_DRUG_KINDS))
+        if len(drugs) == 1:
+            phrases += [f"{form} {name}" for form in ACTIONS_EN[lemma] for name in drugs[0].en[:2]]
     return list(dict.fromkeys(phrases))
 
 
@@ -268,11 +272,27 @@ def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
     )
 
 
+_REASON_ZH = re.compile(r"^(?:仅|只|单纯)?(?:因为|因|鉴于|基于|根据|由于)")
+
+
+def _strip_reason_zh(rest: str) -> str:
+    """ "仅因年龄减量" → "减量": a reason clause before the action (the translation of "… given/based on <finding>");
+    it ends where the action begins (an action word, 将, 建议), or the text stays as it is."""
+    if not (m := _REASON_ZH.match(rest)):
+        return rest
+    starts = [*(f for forms in ACTIONS_ZH.values() for f in forms), *(w for ws in DOSE_ZH.values() for w in ws)]
+    for pos in range(m.end() + 1, min(len(rest), m.end() + 30)):
+        tail = rest[pos:]
+        if tail.startswith(("将", "建议", "推荐")) or any(tail.startswith(f) for f in starts):
+            return re.sub(r"^(?:而)?(?:建议|推荐)?将?", "", tail)
+    return rest
+
+
 def _zh(text: str) -> Candidate | Skip | None:
     m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
-    rest = re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip())
+    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip()))
     if to := _TO_DOSE_ZH.match(rest):
         lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"  # 减/下/降: reduce
         unit = _UNIT_EN.get(to.group("unit"), to.group("unit"))

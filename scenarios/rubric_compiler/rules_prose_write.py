@@ -76,7 +76,8 @@ def _find(text: str, param: str, value: Any, taken: list[tuple[int, int]]) -> tu
         return (m.start(), m.end(), value) if m else None
     for phrase in _synonyms(value):
         ascii_phrase = phrase.isascii()
-        pattern = rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])" if ascii_phrase else re.escape(phrase)
+        body = re.escape(phrase).replace(r"\ ", r"[\s-]+")  # "twice daily" is also written "twice-daily"
+        pattern = rf"(?<![A-Za-z]){body}(?![A-Za-z])" if ascii_phrase else re.escape(phrase)
         for m in re.finditer(pattern, text, re.IGNORECASE):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue

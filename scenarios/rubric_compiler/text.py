@@ -144,6 +144,7 @@ _SLOT_STOP_ZH = re.compile(
     r"[和与及并且或因由而但将把被比自从对较，,、；;。：:（）()]|偏高|偏低|升高|降低|正常|异常|高于|低于|超过|不足|患者|风险"
     r"|以来|之后|以后|之前|以前|期间|趋势|变化"
 )
+_SLOT_FACT_KINDS = ("route", "status", "diagnosis", "symptom", "finding", "organism")
 _SLOT_TAIL_ZH = re.compile(r"(?:的)?(?:值|水平|结果|数值|浓度|读数)?(?:为|是|达|=|：|:)?\s*$")
 _SLOT_LEAD_ZH = re.compile(r"^\s*(?:了)?(?:结论[：:，,]?\s*)?(?:该|患者的?|最近一次的?|最新的?|当前的?|目前的?|血清)*")
 
@@ -168,4 +169,6 @@ def subject_slot(text: str, start: int, end: int, *, lang: str) -> tuple[int, in
     else:
         if len(body) > 15 or _SLOT_STOP_ZH.search(body) or DATE.search(body) or NUMBER.fullmatch(body):
             return None
+    if lexicon.find(body, lang=lang, kinds=_SLOT_FACT_KINDS):
+        return None  # a route, a status, a diagnosis … in the slot is a fact of its own ("口服羟考酮")
     return start, end
