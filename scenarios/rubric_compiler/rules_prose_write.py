@@ -20,14 +20,16 @@ from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.rules_write import VALUE_SYNONYMS, _routes_zh
 from scenarios.rubric_compiler.types import Candidate, Skip
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH
 
 _VERB_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response|model)\s+(?:[a-z]+ly\s+)?"
-    r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
+    r"^\s*(?:the\s+)?(?:answer|response|model)\s+"
+    + ADVERBS_EN
+    + r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
     re.IGNORECASE,
 )
 _VERB_ZH = re.compile(
-    r"^\s*(?:答案|回答|模型)?(?:正确|准确|明确)?地?(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
+    r"^\s*(?:答案|回答|模型)?" + ADVERBS_ZH + r"(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
 )
 _FILLER_EN = frozenset(
     """

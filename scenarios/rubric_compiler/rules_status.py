@@ -18,7 +18,7 @@ import re
 from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.types import Candidate, Skip
-from scenarios.rubric_compiler.verbs import lead_en, lead_zh
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH, lead_en, lead_zh
 
 STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
     "normal": (
@@ -124,7 +124,7 @@ _VERBS_ZH = ("将", "解读", "得出", "指出", "判断", "识别", "说明", 
 _INTERPRET_ZH = re.compile(r"(?P<v>(?:解读|解释|判读|理解|判定|认定|视)为)")
 # "concludes (that)": 得出结论 / 总结出 / 推断出 / 判定 / 结论为 (the conclusion follows).
 _CONCLUDE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?\s*(?:(?:正确|准确|明确|清楚|恰当|合理)地?)*(?P<v>总结出?|推断出?|判定|认定|确定|结论为|结论是)"
+    r"^\s*(?:答案|回答)?\s*" + ADVERBS_ZH + r"(?P<v>总结出?|推断出?|判定|认定|确定|结论为|结论是)"
 )
 _RANGE = re.compile(r"\s*[(（][^()（）]*\d[^()（）]*[)）]")
 _FILLER_EN = frozenset(
@@ -237,7 +237,9 @@ NO_CHANGE_PHRASES = (
     ],
 )
 _NO_CHANGE_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response)\s+(?:[a-z]+ly\s+)?(?:concludes|states|determines|notes|identifies|recognizes)"
+    r"^\s*(?:the\s+)?(?:answer|response)\s+"
+    + ADVERBS_EN
+    + r"(?:concludes|states|determines|notes|identifies|recognizes)"
     # "concludes (that) no metformin (dose) adjustment is needed" (the release's rubric prompt writes it so)
     r"\s+(?:that\s+)?(?:no\s+(?P<a>.*?)\s*(?:dose\s+)?(?:reduction|adjustment|change|modification)\s+is\s+"
     r"(?:needed|required|necessary|warranted|indicated)|(?P<b>.*?)\s*dose\s+(?:reduction|adjustment|change)\s+is\s+not\s+"
@@ -245,7 +247,9 @@ _NO_CHANGE_EN = re.compile(
     re.IGNORECASE,
 )
 _NO_CHANGE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?:正确|准确|明确)?地?(?:得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论"
+    r"^\s*(?:答案|回答)?"
+    + ADVERBS_ZH
+    + r"(?:得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论"
     # "得出结论：无需调整…剂量" / "结论为无需…": the conclusion after 结论 (the translation of "concludes that")
     r"|(?:得出(?:了)?结论|结论(?:为|是))[：:，,]?\s*(?P<c>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<d>.*?)(?:剂量)?)\s*[。.]?\s*$"
 )

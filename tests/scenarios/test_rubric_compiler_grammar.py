@@ -304,3 +304,25 @@ def test_a_hyphenated_frequency_is_the_gold_frequency():
     assert _passes(out.compiled.check, "", [METFORMIN])
     wrong = {**METFORMIN, "arguments": {**METFORMIN["arguments"], "frequency": "BID"}}
     assert not _passes(out.compiled.check, "", [wrong])
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        # semantics §3: adverbs before the verb ("correctly cites"), here two joined, in both languages
+        ("The answer correctly and explicitly cites ammonia as 62 umol/L", "答案正确且明确地引用了血氨值为62 umol/L"),
+        # a translation that puts the object first: 将<X>引用为<值> is "cites <X> as <v>"
+        ("The answer clearly cites the ammonia value as 62 umol/L", "答案准确无误地将血氨值引用为62 umol/L"),
+    ],
+)
+def test_adverb_chains_and_the_object_first_chinese_order(en, zh):
+    out = _attempt(en, zh)
+    assert out.compiled is not None and out.compiled.languages == ("en", "zh"), out.explanation
+    assert out.compiled.check["value"] == 62
+    assert not _passes(out.compiled.check, WRONG["en"]) and not _passes(out.compiled.check, WRONG["zh"])
+
+
+def test_the_object_first_order_does_not_turn_an_interpretation_or_a_link_into_a_mention():
+    # 将<X>与<Y>联系起来 (relates, the semantics file's judgement item) stays a judgement
+    out = _attempt("The answer relates ammonia to the confusion", "答案将血氨与意识模糊联系起来")
+    assert out.compiled is None and out.reason == "judgement"
