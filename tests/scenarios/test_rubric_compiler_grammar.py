@@ -326,3 +326,22 @@ def test_the_object_first_order_does_not_turn_an_interpretation_or_a_link_into_a
     # 将<X>与<Y>联系起来 (relates, the semantics file's judgement item) stays a judgement
     out = _attempt("The answer relates ammonia to the confusion", "答案将血氨与意识模糊联系起来")
     assert out.compiled is None and out.reason == "judgement"
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        # labs that both the compiler's analyte table and the EHR glossary name (troponin T, CRP, total bilirubin):
+        # one measured thing, so the interpretation of semantics §3 compiles
+        (
+            "The answer interprets troponin T as above the normal range (0–0.01 ng/mL)",
+            "答案将肌钙蛋白T解读为高于正常范围（0–0.01 ng/mL）",
+        ),
+        ("The answer correctly concludes that C-reactive protein is elevated", "答案正确得出C反应蛋白偏高的结论"),
+        ("The answer concludes that total bilirubin is normal", "答案得出总胆红素正常的结论"),
+    ],
+)
+def test_a_lab_named_by_both_the_analyte_table_and_the_glossary_is_one_analyte(en, zh):
+    out = _attempt(en, zh)
+    assert out.compiled is not None and out.compiled.rule == "term/range_status", out.explanation
+    assert out.compiled.languages == ("en", "zh")
