@@ -11,7 +11,7 @@ from django.db.models import Count, Func, JSONField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTransform
 
 from annotations import agreement
-from annotations.blind import review_visibility
+from annotations.blind import review_visibility, visible_reviews_filter
 from annotations.guidelines import render_markdown
 from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
 from scenarios.models import Turn
@@ -102,9 +102,11 @@ def history(*, turn: Turn, field: str | None = None, include_conflicts: bool = T
     return rows
 
 
-def submitted_reviews() -> QuerySet[Review]:
-    """Every submitted review (agreement statistics read these)."""
-    return Review.objects.filter(submitted_at__isnull=False).select_related("reviewer").order_by("turn_id", "pk")
+def submitted_reviews(*, viewer: Any = None) -> QuerySet[Review]:
+    """Every submitted review (agreement statistics read these); with ``viewer``, only those the blind rule
+    lets the viewer see (:func:`annotations.blind.visible_reviews_filter`)."""
+    where = Q() if viewer is None else visible_reviews_filter(user=viewer)
+    return Review.objects.filter(where, submitted_at__isnull=False).select_related("reviewer").order_by("turn_id", "pk")
 
 
 class _RubricIds(Func):
@@ -123,11 +125,11 @@ def _rubric_ids(column: str) -> Func | KeyTransform:
     return KeyTransform("rubric", column)  # other databases: the rubric items themselves
 
 
-def _agreement_input() -> list[SimpleNamespace]:
+def _agreement_input(*, viewer: Any = None) -> list[SimpleNamespace]:
     """Submitted reviews as :func:`annotations.agreement.ratings_from_reviews` reads them, with only the
     rubric ids of ``proposed``/``base_content`` (decoding the full contents took ~10 ms of the
     dashboard's CPU at 272 reviews)."""
-    rows = submitted_reviews().values_list(
+    rows = submitted_reviews(viewer=viewer).values_list(
         "turn_id", "reviewer__username", "decision", _rubric_ids("proposed"), _rubric_ids("base_content")
     )
 
@@ -148,10 +150,11 @@ def _agreement_input() -> list[SimpleNamespace]:
     ]
 
 
-def agreement_statistics() -> dict[str, dict[str, Any]]:
+def agreement_statistics(*, viewer: Any = None) -> dict[str, dict[str, Any]]:
     """Agreement among all reviewers, per kind (``decisions``, ``rubric``): ``units``, ``pairs``
-    (:class:`annotations.agreement.PairStats`) and Krippendorff's ``alpha``; one query."""
-    decisions, rubric = agreement.ratings_from_reviews(_agreement_input())
+    (:class:`annotations.agreement.PairStats`) and Krippendorff's ``alpha``; one query. With ``viewer``: over
+    the reviews the viewer may see only (blind review; every review for adjudicators and admins)."""
+    decisions, rubric = agreement.ratings_from_reviews(_agreement_input(viewer=viewer))
     return {
         name: {
             "units": len(ratings),
