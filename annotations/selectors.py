@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Func, JSONField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTransform
 
@@ -14,6 +14,7 @@ from annotations import agreement
 from annotations.blind import review_visibility, visible_reviews_filter
 from annotations.guidelines import render_markdown
 from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
+from core.cache_generations import bump, generation
 from scenarios.models import Turn
 
 # Large JSON columns of a session (and turn) that turn listings never show: decoding them for every
@@ -192,10 +193,15 @@ def rejected_by_reason() -> dict[str, int]:
     return counts
 
 
-# Every review screen shows the guideline; rows change only through a save or delete, which forget the
-# cached rows (annotations.apps connects forget_guidelines). The bound covers writes that send no signal.
+# Every review screen shows the guideline; rows change only through a save or delete, which move the
+# guidelines' generation (annotations.apps connects forget_guidelines): a database counter in the key, so a
+# save in one server process reaches the others (issue 36, F10). The bound covers writes that send no signal.
 GUIDELINES_CACHE_SECONDS = 300
-GUIDELINES_KEY = "guidelines:by-language:v2"  # v2: the rows carry their rendered html
+GUIDELINES_GENERATION = "guidelines"
+
+
+def guidelines_key() -> str:
+    return f"guidelines:by-language:v2:{generation(GUIDELINES_GENERATION)}"  # v2: the rows carry their rendered html
 
 
 def _guideline_rows() -> dict[str, Guideline]:
@@ -209,14 +215,12 @@ def _guideline_rows() -> dict[str, Guideline]:
 
 def _guidelines() -> dict[str, Guideline]:
     """A handful of rows (one per UI language): all of them, in one query, each with its ``html``."""
-    return cache.get_or_set(GUIDELINES_KEY, _guideline_rows, GUIDELINES_CACHE_SECONDS)
+    return cache.get_or_set(guidelines_key(), _guideline_rows, GUIDELINES_CACHE_SECONDS)
 
 
 def forget_guidelines(**_signal: Any) -> None:
-    """Drop the cached guidelines: now, for readers in the writing transaction, and after the commit, for
-    a screen that cached the old rows in between."""
-    cache.delete(GUIDELINES_KEY)
-    transaction.on_commit(lambda: cache.delete(GUIDELINES_KEY))
+    """Forget the cached guidelines in every process (in the saving transaction: seen when the save is)."""
+    bump(GUIDELINES_GENERATION)
 
 
 def guideline_for(*, language: str) -> Guideline | None:
