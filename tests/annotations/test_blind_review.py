@@ -26,18 +26,35 @@ SECRETS = (
 )
 
 
-@pytest.fixture
-def blind_setup(admin_user):
-    """``me`` and PARTNER review one session; on turn 1 both submitted (an agreement pair exists); on
-    turn 0 the partner has a draft rejection, a proposed edit, a comment and the live edit lease."""
+# A third reviewer (issue 36, F3): their submitted rejection of turn 0 stays as hidden as the partner's draft.
+THIRD = "zz_hidden_third"
+THIRD_SECRETS = (THIRD, "HIDDEN-THIRD-REASON submitted rejection", "HIDDEN-THIRD-PROPOSAL answer text")
+
+
+@pytest.fixture(params=[2, 3], ids=["2-reviewers", "3-reviewers"])
+def blind_setup(request, admin_user):
+    """``me`` and PARTNER (and with 3 reviewers THIRD) review one session; on turn 1 all submitted (agreement
+    pairs exist); on turn 0 the partner has a draft rejection, a proposed edit, a comment and the live edit
+    lease, and THIRD has submitted a rejection with an edit."""
     me, partner = make_user("blind_me", "reviewer"), make_user(PARTNER, "reviewer")
+    others = [partner] + ([make_user(THIRD, "reviewer")] if request.param == 3 else [])
     session = complete_session()
-    for reviewer in (me, partner):
+    for reviewer in (me, *others):
         services.assign(session=session, reviewer=reviewer, by=admin_user)
     done = session.turns.get(index=1)
-    for reviewer in (me, partner):
+    for reviewer in (me, *others):
         services.submit_review(turn=done, reviewer=reviewer, decision="approve", base_version=done.version)
     turn = session.turns.get(index=0)
+    if request.param == 3:
+        services.submit_review(
+            turn=turn,
+            reviewer=others[1],
+            decision="reject",
+            reject_reason="unsafe",
+            reason=THIRD_SECRETS[1],
+            proposed={"answer_en": THIRD_SECRETS[2]},
+            base_version=turn.version,
+        )
     services.save_draft_review(
         turn=turn,
         reviewer=partner,
@@ -56,7 +73,7 @@ def blind_setup(admin_user):
 def _assert_blind(response, what: str) -> None:
     assert response.status_code < 500, what
     body = response.content.decode()
-    for secret in SECRETS:
+    for secret in (*SECRETS, *THIRD_SECRETS):
         assert secret not in body, f"{what} shows {secret!r}"
 
 
