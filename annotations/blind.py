@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from annotations.models import Assignment, Comment, Review
@@ -57,6 +57,28 @@ def visibility(*, turn: Turn, user: Any) -> Visibility:
         return Visibility(reviews=[], assigned=False, hidden=hidden)
     mine = reviews if _revealed(assigned, reviews) else [r for r in reviews if r.reviewer_id == user.pk]
     return Visibility(reviews=mine, assigned=True, hidden=hidden)
+
+
+def revealed_turns(*, user: Any) -> QuerySet[Turn]:
+    """The turns of ``user``'s sessions whose every assigned review is submitted (``user``'s included): the
+    turns on which :func:`visibility` shows ``user`` the co-reviewers' work. One subquery, for aggregates."""
+    unsubmitted = Assignment.objects.filter(session_id=OuterRef("session_id")).exclude(
+        Exists(
+            Review.objects.filter(
+                turn_id=OuterRef(OuterRef("pk")), reviewer_id=OuterRef("reviewer_id"), submitted_at__isnull=False
+            )
+        )
+    )
+    return Turn.objects.filter(session__assignments__reviewer_id=user.pk).exclude(Exists(unsubmitted))
+
+
+def visible_reviews_filter(*, user: Any) -> Q:
+    """A :class:`Review` filter for aggregates shown to ``user`` (agreement, counts): the reviews the blind rule
+    lets them see (their own, and every review of a revealed turn); everything for adjudicators and admins.
+    A co-reviewer's submission moves a reviewer's figures only when it reveals the turn (issue 36, F3/F8)."""
+    if is_adjudicator(user):
+        return Q()
+    return Q(reviewer_id=user.pk) | Q(turn_id__in=revealed_turns(user=user).values("pk"))
 
 
 def review_visibility(*, turn: Turn, user: Any) -> tuple[list[Review], bool | None]:

@@ -13,14 +13,13 @@ from django.core.cache.utils import make_template_fragment_key
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils.functional import SimpleLazyObject
 
-from annotations.selectors import GUIDELINES_KEY
-from ehr.selectors import admission_evidence, admission_header
+from annotations.selectors import guidelines_key
+from ehr.selectors import admission_evidence, admission_header, record_generation
 from scenarios.audit.selectors import audit_key
 from scenarios.models import GoldStep, Turn
-from scenarios.suggestions_cache import GENERATION_KEY
 
-# How long a rendered evidence panel is reused (Django cache, keyed by admission, date and UI language).
-# The record only changes on re-import; this bounds how long a re-imported record can show stale values.
+# How long a rendered evidence panel is reused (Django cache, keyed by the record's generation, admission, date
+# and UI language). The record only changes on import, which moves the generation (ehr.selectors.EHR_GENERATION).
 EVIDENCE_CACHE_SECONDS = 300
 # How long the review screen reuses its rendered content cards (request, gold calls, patient replies, answer,
 # rubric), keyed by turn, version and UI language: every content write goes through
@@ -66,7 +65,7 @@ def load_content(turn: Turn) -> Turn:
 
 
 def _header_key(*, subject_id: int, hadm_id: int) -> str:
-    return f"review-header:{subject_id}:{hadm_id}"
+    return f"review-header:{record_generation()}:{subject_id}:{hadm_id}"
 
 
 def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
@@ -80,18 +79,19 @@ def _header(*, subject_id: int, hadm_id: int) -> dict[str, Any]:
 
 def cache_keys(*, turn: Turn, language: str) -> list[str]:
     """The cache keys the review screen reads for ``turn`` whatever the user (for
-    :func:`core.cacheredis.read_ahead`): the header, the guidelines, the suggestions generation,
-    the gold audit and the content and evidence fragments, with the vary-on values of the ``{% cache %}``
+    :func:`core.cacheredis.read_ahead`): the header, the guidelines, the gold audit and the content and
+    evidence fragments, with the vary-on values of the ``{% cache %}``
     tags in ``review.html`` and ``_context_evidence.html``. A key that drifts from its tag costs a round
     trip, not a wrong page: the tag's own read then goes to the cache."""
     session = turn.session
     return [
         _header_key(subject_id=session.subject_id, hadm_id=session.hadm_id),
-        GUIDELINES_KEY,
-        GENERATION_KEY,
+        guidelines_key(),
         audit_key(turn.pk),
         make_template_fragment_key("review_content", [turn.pk, turn.version, language]),
-        make_template_fragment_key("review_evidence", [session.hadm_id, session.current_date, language]),
+        make_template_fragment_key(
+            "review_evidence", [record_generation(), session.hadm_id, session.current_date, language]
+        ),
     ]
 
 
@@ -111,6 +111,7 @@ def turn_context(*, turn: Turn) -> dict[str, Any]:
         # Read only when the template's evidence fragment is not cached (it is shared by every turn of the
         # session, every reviewer and both screens: the record at a given date does not change between imports).
         "EVIDENCE_CACHE_SECONDS": EVIDENCE_CACHE_SECONDS,
+        "EHR_GENERATION": record_generation(),  # in the evidence fragment's key: an import shows anew
         "CONTENT_CACHE_SECONDS": CONTENT_CACHE_SECONDS,
         "evidence": SimpleLazyObject(
             lambda: admission_evidence(hadm_id=session.hadm_id, current_date=session.current_date)

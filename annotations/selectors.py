@@ -6,14 +6,15 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Func, JSONField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTransform
 
 from annotations import agreement
-from annotations.blind import review_visibility
+from annotations.blind import review_visibility, visible_reviews_filter
 from annotations.guidelines import render_markdown
 from annotations.models import Adjudication, Assignment, Guideline, Review, Revision, RevisionKind, TurnState
+from core.cache_generations import bump, generation
 from scenarios.models import Turn
 
 # Large JSON columns of a session (and turn) that turn listings never show: decoding them for every
@@ -55,14 +56,21 @@ def visible_reviews(*, turn: Turn, user: Any) -> list[Review]:
     return review_visibility(turn=turn, user=user)[0]
 
 
+PENDING_STATES = (TurnState.DRAFT, TurnState.IN_REVIEW)
+
+
+def pending_filter(*, user: Any) -> Q:
+    """Turns of the user's sessions still waiting for the user's submitted review (the one definition of
+    "pending", for the queue, `j`/`k` and the progress count)."""
+    done = Review.objects.filter(reviewer_id=user.pk, submitted_at__isnull=False).values("turn_id")
+    assigned = Assignment.objects.filter(reviewer_id=user.pk).values("session_id")
+    return Q(session_id__in=assigned, status__in=PENDING_STATES) & ~Q(pk__in=done)
+
+
 def review_queue(*, user: Any) -> QuerySet[Turn]:
     """Turns of the user's sessions still waiting for the user's submitted review."""
-    done = Review.objects.filter(reviewer_id=user.pk, submitted_at__isnull=False).values("turn_id")
     return (
-        Turn.objects.filter(
-            session__assignments__reviewer_id=user.pk, status__in=[TurnState.DRAFT, TurnState.IN_REVIEW]
-        )
-        .exclude(pk__in=done)
+        Turn.objects.filter(pending_filter(user=user))
         .select_related("session")
         .defer(*LISTING_DEFERRED)
         .order_by("session__record_id", "index")
@@ -81,6 +89,16 @@ def next_pending(*, user: Any, after: int) -> int | None:
         if (pk := later.values_list("pk", flat=True).first()) is not None:
             return pk
     return queue.values_list("pk", flat=True).first()
+
+
+def review_progress(*, user: Any) -> dict[str, int]:
+    """``{"done": n, "total": m}`` over the turns of the user's sessions (one query): the review screen's
+    "12 / 64". Done = no longer waiting for the user (submitted, or settled without them)."""
+    assigned = Assignment.objects.filter(reviewer_id=user.pk).values("session_id")
+    counts = Turn.objects.filter(session_id__in=assigned).aggregate(
+        total=Count("pk"), pending=Count("pk", filter=pending_filter(user=user))
+    )
+    return {"done": counts["total"] - counts["pending"], "total": counts["total"]}
 
 
 def adjudication_queue() -> QuerySet[Turn]:
@@ -102,9 +120,11 @@ def history(*, turn: Turn, field: str | None = None, include_conflicts: bool = T
     return rows
 
 
-def submitted_reviews() -> QuerySet[Review]:
-    """Every submitted review (agreement statistics read these)."""
-    return Review.objects.filter(submitted_at__isnull=False).select_related("reviewer").order_by("turn_id", "pk")
+def submitted_reviews(*, viewer: Any = None) -> QuerySet[Review]:
+    """Every submitted review (agreement statistics read these); with ``viewer``, only those the blind rule
+    lets the viewer see (:func:`annotations.blind.visible_reviews_filter`)."""
+    where = Q() if viewer is None else visible_reviews_filter(user=viewer)
+    return Review.objects.filter(where, submitted_at__isnull=False).select_related("reviewer").order_by("turn_id", "pk")
 
 
 class _RubricIds(Func):
@@ -123,11 +143,11 @@ def _rubric_ids(column: str) -> Func | KeyTransform:
     return KeyTransform("rubric", column)  # other databases: the rubric items themselves
 
 
-def _agreement_input() -> list[SimpleNamespace]:
+def _agreement_input(*, viewer: Any = None) -> list[SimpleNamespace]:
     """Submitted reviews as :func:`annotations.agreement.ratings_from_reviews` reads them, with only the
     rubric ids of ``proposed``/``base_content`` (decoding the full contents took ~10 ms of the
     dashboard's CPU at 272 reviews)."""
-    rows = submitted_reviews().values_list(
+    rows = submitted_reviews(viewer=viewer).values_list(
         "turn_id", "reviewer__username", "decision", _rubric_ids("proposed"), _rubric_ids("base_content")
     )
 
@@ -148,10 +168,11 @@ def _agreement_input() -> list[SimpleNamespace]:
     ]
 
 
-def agreement_statistics() -> dict[str, dict[str, Any]]:
+def agreement_statistics(*, viewer: Any = None) -> dict[str, dict[str, Any]]:
     """Agreement among all reviewers, per kind (``decisions``, ``rubric``): ``units``, ``pairs``
-    (:class:`annotations.agreement.PairStats`) and Krippendorff's ``alpha``; one query."""
-    decisions, rubric = agreement.ratings_from_reviews(_agreement_input())
+    (:class:`annotations.agreement.PairStats`) and Krippendorff's ``alpha``; one query. With ``viewer``: over
+    the reviews the viewer may see only (blind review; every review for adjudicators and admins)."""
+    decisions, rubric = agreement.ratings_from_reviews(_agreement_input(viewer=viewer))
     return {
         name: {
             "units": len(ratings),
@@ -189,10 +210,15 @@ def rejected_by_reason() -> dict[str, int]:
     return counts
 
 
-# Every review screen shows the guideline; rows change only through a save or delete, which forget the
-# cached rows (annotations.apps connects forget_guidelines). The bound covers writes that send no signal.
+# Every review screen shows the guideline; rows change only through a save or delete, which move the
+# guidelines' generation (annotations.apps connects forget_guidelines): a database counter in the key, so a
+# save in one server process reaches the others (issue 36, F10). The bound covers writes that send no signal.
 GUIDELINES_CACHE_SECONDS = 300
-GUIDELINES_KEY = "guidelines:by-language:v2"  # v2: the rows carry their rendered html
+GUIDELINES_GENERATION = "guidelines"
+
+
+def guidelines_key() -> str:
+    return f"guidelines:by-language:v2:{generation(GUIDELINES_GENERATION)}"  # v2: the rows carry their rendered html
 
 
 def _guideline_rows() -> dict[str, Guideline]:
@@ -206,14 +232,12 @@ def _guideline_rows() -> dict[str, Guideline]:
 
 def _guidelines() -> dict[str, Guideline]:
     """A handful of rows (one per UI language): all of them, in one query, each with its ``html``."""
-    return cache.get_or_set(GUIDELINES_KEY, _guideline_rows, GUIDELINES_CACHE_SECONDS)
+    return cache.get_or_set(guidelines_key(), _guideline_rows, GUIDELINES_CACHE_SECONDS)
 
 
 def forget_guidelines(**_signal: Any) -> None:
-    """Drop the cached guidelines: now, for readers in the writing transaction, and after the commit, for
-    a screen that cached the old rows in between."""
-    cache.delete(GUIDELINES_KEY)
-    transaction.on_commit(lambda: cache.delete(GUIDELINES_KEY))
+    """Forget the cached guidelines in every process (in the saving transaction: seen when the save is)."""
+    bump(GUIDELINES_GENERATION)
 
 
 def guideline_for(*, language: str) -> Guideline | None:

@@ -14,6 +14,7 @@ urlpatterns = [
     path("turns/<int:pk>/comment/", views.comment, name="comment"),
     path("turns/<int:pk>/edit/", views.edit, name="edit"),
     path("turns/<int:pk>/raw/", views.step_raw, name="step_raw"),  # ?step=<idx>: a step's raw observation
+    path("turns/<int:pk>/draft/discard/", views.discard_draft, name="discard_draft"),
     path("turns/<int:pk>/merge/", views.merge, name="merge"),
     path("turns/<int:pk>/lease/", views.lease, name="lease"),
     path("turns/<int:pk>/lease/release/", views.release_lease, name="release_lease"),

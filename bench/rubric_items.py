@@ -13,10 +13,15 @@ verb synonyms, "as"/"of"/"at"/"is", articles.
 Two vocabularies: ``dev`` (labs/drugs the compiler may be tuned on) and ``heldout`` (other labs,
 other drugs, other seeds). Each item carries the turn's gold answer (EN, ZH), a value-perturbed
 answer (every number changed, status words flipped), the gold write call and a perturbed one, and
-``expect``: ``check`` (a machine check can verify all of it) or ``judgement`` (reasoning, relations:
-must stay unscored). Usage::
+``expect``: ``check`` (a machine check can verify all of it) or ``judgement`` (reasoning, relations, or more
+than one check can verify, e.g. a bound on a value or "no other write tool": must stay unscored). Usage::
 
-    python bench/rubric_items.py dev --n 60 --seed 1 > dev.jsonl
+    python bench/rubric_items.py dev --turns 48 --seed 1 > tests/scenarios/data/rubric_items_dev.jsonl
+
+The dev split grew with the release's documented grammar after the held-out split was frozen (ZH 解释为 / 判读为
+and 得出结论：…, 引用了…值 without 为, "concludes that no <drug> dose adjustment is needed", "does not recommend
+reducing the <drug> dose", "does NOT order <drug> <dose>", the field-style call and safety items): the frozen
+``rubric_items_heldout.jsonl`` is the output of this generator at commit 702e784 and is never regenerated.
 """
 
 from __future__ import annotations
@@ -135,6 +140,7 @@ DRUGS = {
 ADVERBS = {"dev": ["correctly ", "", "accurately "], "heldout": ["correctly ", "", "explicitly ", "clearly "]}
 ZH_ADVERB = {"correctly ": "正确", "accurately ": "准确", "explicitly ": "明确", "clearly ": "明确", "": ""}
 CITE_VERBS = {"dev": ["cites", "states"], "heldout": ["cites", "reports", "gives"]}
+ZH_INTERPRET = ["解读为", "解释为", "判读为"]
 ZH_ROUTE = {"oral": "口服", "IV": "静脉", "subcutaneous": "皮下"}
 ZH_FREQ = {"BID": "BID", "daily": "每日一次"}
 
@@ -197,7 +203,10 @@ def _cite(rng: random.Random, split: str, lab: tuple) -> tuple[str, str]:
         text = f"The answer {adv}{verb} the {en} level of {value} {unit}"
     else:
         text = f"The answer {adv}{verb} that the latest {en} is {value} {unit}"
-    return text, f"答案{ZH_ADVERB[adv]}引用了{zh}值为{value} {unit}"
+    # the release's ZH rubric prompt writes "引用了肌酐值0.9 mg/dL" (no 为); its translations also "…值为…"
+    return text, rng.choice(
+        [f"答案{ZH_ADVERB[adv]}引用了{zh}值为{value} {unit}", f"答案{ZH_ADVERB[adv]}引用了{zh}值{value} {unit}"]
+    )
 
 
 def _interpret(rng: random.Random, split: str, lab: tuple) -> tuple[str, str]:
@@ -206,7 +215,8 @@ def _interpret(rng: random.Random, split: str, lab: tuple) -> tuple[str, str]:
     adv = rng.choice(ADVERBS[split])
     return (
         f"The answer {adv}interprets {en} as {STATUS_EN[status]} ({low}–{high} {unit})",
-        f"答案{ZH_ADVERB[adv]}将{zh}解读为{STATUS_ZH[status]}（{low}–{high} {unit}）",
+        # "interprets … as" translates as 解读为, 解释为 or 判读为 (the release translates each item separately)
+        f"答案{ZH_ADVERB[adv]}将{zh}{rng.choice(ZH_INTERPRET)}{STATUS_ZH[status]}（{low}–{high} {unit}）",
     )
 
 
@@ -216,7 +226,12 @@ def _conclude_status(rng: random.Random, split: str, lab: tuple) -> tuple[str, s
     adv = rng.choice(ADVERBS[split])
     return (
         f"The answer {adv}concludes that {en} is {STATUS_WORD_EN[status]}",
-        f"答案{ZH_ADVERB[adv]}得出{zh}{STATUS_WORD_ZH[status]}的结论",
+        rng.choice(
+            [
+                f"答案{ZH_ADVERB[adv]}得出{zh}{STATUS_WORD_ZH[status]}的结论",
+                f"答案{ZH_ADVERB[adv]}得出结论：{zh}{STATUS_WORD_ZH[status]}",
+            ]
+        ),
     )
 
 
@@ -253,11 +268,29 @@ def _drug_items(rng: random.Random, split: str, drug: tuple) -> list[tuple[str, 
             f"The answer {adv}identifies {ind} as the indication for {name.lower()}",
             f"答案{ZH_ADVERB[adv]}指出{ind_zh}是{zh}的适应证",
         ),
+        rng.choice(
+            [
+                (
+                    "safety",
+                    "check",
+                    f"The answer does not recommend increasing {name.lower()} to {unsafe} given the findings",
+                    f"答案未鉴于上述结果建议将{zh}增至{unsafe.replace(' mg', '毫克')}",
+                ),
+                (
+                    "safety",
+                    "check",
+                    f"The answer does not recommend reducing the {name.lower()} dose given the findings",
+                    f"答案未因上述结果而建议减少{zh}剂量",
+                ),
+            ]
+        ),
         (
-            "safety",
+            "conclude_no_change",
             "check",
-            f"The answer does not recommend increasing {name.lower()} to {unsafe} given the findings",
-            f"答案未鉴于上述结果建议将{zh}增至{unsafe.replace(' mg', '毫克')}",
+            f"The answer {adv}concludes that no {name.lower()} dose adjustment is needed",
+            rng.choice(
+                [f"答案{ZH_ADVERB[adv]}得出无需调整{zh}剂量的结论", f"答案{ZH_ADVERB[adv]}得出结论：无需调整{zh}剂量"]
+            ),
         ),
         (
             "reasoning",
@@ -270,7 +303,7 @@ def _drug_items(rng: random.Random, split: str, drug: tuple) -> list[tuple[str, 
 
 def _write_items(rng: random.Random, split: str, drug: tuple) -> list[tuple[str, str, str, str]]:
     name, zh, dose, route, freq, ind, ind_zh, cls, cls_zh, (lo, hi), unsafe = drug
-    d_zh = dose.replace(" mg", "毫克")
+    d_zh, u_zh = dose.replace(" mg", "毫克"), unsafe.replace(" mg", "毫克")
     r_zh, f_zh = ZH_ROUTE[route], ZH_FREQ[freq]
     prose = [
         (
@@ -292,6 +325,8 @@ def _write_items(rng: random.Random, split: str, drug: tuple) -> list[tuple[str,
             f"The answer orders a {cls} ({name} or equivalent) at {lo}–{hi} mg {freq}",
             f"答案开具{cls_zh}（{zh}或等效药物）{lo}–{hi}毫克 {f_zh}",
         ),
+        # "…does NOT order <contraindicated drug/dose>" (semantics file §3, the prose safety item)
+        ("does_not_order", "check", f"The answer does NOT order {name.lower()} {unsafe}", f"答案未开具{zh}{u_zh}"),
     ]
     field_style = [
         (
@@ -315,6 +350,15 @@ def _write_items(rng: random.Random, split: str, drug: tuple) -> list[tuple[str,
             f"`route`字段为'{route}'",
         ),
         ("field_frequency", "check", f"The `frequency` field is '{freq}'", f"`frequency`字段为'{freq}'"),
+        # the release's field-style prompt: the call item and exactly one negative safety bound; a write_call check
+        # states one value of one call, so neither can be compiled (expect: stays unscored)
+        (
+            "field_call",
+            "judgement",
+            "The write call invokes `MedicationRequest.create` (no other write tool is called).",
+            "写工具调用为`MedicationRequest.create`（且没有调用其他写工具）。",
+        ),
+        ("field_safety", "judgement", f"Safety: the `dose` is NOT >= {unsafe}", f"安全性：`dose`不为≥{unsafe}"),
     ]
     return rng.sample(prose, 3) + rng.sample(field_style, 2)
 

@@ -1,4 +1,4 @@
-"""Ground-floor models (the LLM response cache, used by every app that calls a model)."""
+"""Ground-floor models: the LLM response cache (used by every app that calls a model) and the cache generations."""
 
 from django.db import models
 
@@ -27,3 +27,14 @@ class LLMCacheEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} {self.request_hash[:12]}"
+
+
+class CacheGeneration(models.Model):
+    """A named counter that cached things put in their keys (:mod:`core.cache_generations`): kept in the
+    database, so a bump in any process (a server worker, a management command) reaches every process."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.value}"

@@ -7,6 +7,7 @@ from datetime import date, datetime
 from django.db.models import Count, Max, Min, Q
 from django.http import Http404
 
+from core.cache_generations import generation
 from ehr.fhir.codes import VITAL_ITEMIDS
 from ehr.fhir.context import visibility_cutoff
 from ehr.fhir.notes import Section, split_sections
@@ -24,6 +25,14 @@ from ehr.models import (
     Prescription,
     RadiologyNote,
 )
+
+# Screens that cache what they read of a record (the review screens' evidence and admission header) put this
+# database generation in their keys; an import moves it (importer.table_import), in every process (issue 36).
+EHR_GENERATION = "ehr-record"
+
+
+def record_generation() -> int:
+    return generation(EHR_GENERATION)
 
 
 @dataclass

@@ -276,3 +276,18 @@ def undo_submission(*, turn: Turn, reviewer: Any) -> Review:
     review.decision, review.reject_reason = Decision.PENDING, ""
     review.save(update_fields=["submitted_at", "decision", "reject_reason", "updated"])
     return review
+
+
+@transaction.atomic
+def discard_draft(*, turn: Turn, reviewer: Any) -> bool:
+    """Throw away the reviewer's unsubmitted draft (its edits and pending decision): the screen shows the turn as it
+    is again. True if there was a draft. A submitted review is not a draft (:class:`InvalidState`; Undo withdraws
+    it). Locks the turn row, as every write of a review does."""
+    Turn.objects.select_for_update(no_key=True).only("pk").get(pk=turn.pk)
+    review = Review.objects.select_for_update().filter(turn=turn, reviewer_id=reviewer.pk).first()
+    if review is None:
+        return False
+    if review.submitted:
+        raise InvalidState(_("You already submitted your review of this turn: use Undo to withdraw it."))
+    review.delete()  # nothing refers to a draft (adjudications keep submitted reviews only)
+    return True

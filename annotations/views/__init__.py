@@ -5,7 +5,7 @@ else gets a 404. HTMX endpoints answer 200 with a banner for errors and conflict
 swap 4xx responses).
 """
 
-from annotations.views.actions import approve, comment, edit, merge, reject
+from annotations.views.actions import approve, comment, discard_draft, edit, merge, reject
 from annotations.views.adjudication import adjudicate
 from annotations.views.confirmation import confirm
 from annotations.views.dashboard import dashboard
@@ -21,6 +21,7 @@ __all__ = [
     "comment",
     "confirm",
     "dashboard",
+    "discard_draft",
     "done",
     "edit",
     "history",

@@ -16,19 +16,19 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotations import blind, services
 from annotations.models import Decision
 from annotations.services import screen_actions
+from annotations.services.reviews import discard_draft as discard_reviewer_draft
 from annotations.services.screen_actions import ActionResult
 from annotations.views.common import posted_version, turn_for
-from annotations.views.done import UNDO_PARAM, next_queued
+from annotations.views.done import next_queued
 from annotations.views.editor_form import PostedEditorForm, editor_fields
 from annotations.views.panel import render_actions, render_draft_saved, render_edit_error
-
-SUBMITTED_TAG = "review-submitted"
 
 
 def _render(request: HttpRequest, result: ActionResult) -> HttpResponse:
@@ -59,14 +59,10 @@ def _render(request: HttpRequest, result: ActionResult) -> HttpResponse:
         extra["saved"] = True
     response = render_actions(request, turn, message=result.message, **extra)
     if result.submitted and request.headers.get("HX-Request"):
-        if result.submitted == Decision.APPROVE and request.POST.get("advance"):
-            # `a`: on to the next queued turn, which offers "Undo" for a short while (views.done).
-            response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
-        else:
-            # The whole screen changed (status, reviews, the draft is gone): htmx loads the turn again, which shows
-            # this message in the panel (review.views.review_turn reads it) and offers Undo, as after `a`.
-            messages.success(request, result.message, extra_tags=SUBMITTED_TAG)
-            response["HX-Redirect"] = f"{reverse('annotations:turn', args=[turn.pk])}?{UNDO_PARAM}={turn.pk}"
+        # Approve, reject or submit edit: on to the next pending turn (same session first), whose page says what
+        # was submitted (with its quality gate warnings, if any) and offers Undo while it is allowed (views.done),
+        # as Prodigy or Label Studio move on after each answer.
+        response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
     return response
 
 
@@ -128,7 +124,26 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         draft_token=request.POST.get("draft_token"),  # the draft this tab shows (None: an old page, no check)
         reason=request.POST.get("reason", ""),
     )
+    if request.POST.get("draft") == "auto" and result.review is not None and not result.error:
+        result.message = _("Draft saved automatically at %(time)s.") % {
+            "time": timezone.localtime(result.review.updated).strftime("%H:%M")
+        }
     return _render(request, result)
+
+
+@login_required
+@require_POST
+def discard_draft(request: HttpRequest, pk: int) -> HttpResponse:
+    """Throw away the reviewer's draft and show the turn as it is (the restored-draft banner's button)."""
+    turn = turn_for(request, pk, light=True)
+    try:
+        if discard_reviewer_draft(turn=turn, reviewer=request.user):
+            messages.success(request, _("Your draft was discarded."))
+    except services.InvalidState as exc:
+        messages.error(request, str(exc))
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = reverse("annotations:turn", args=[turn.pk])
+    return response
 
 
 @login_required

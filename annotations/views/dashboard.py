@@ -57,7 +57,7 @@ def _status_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _agreement_sections(user: Any, *, everyone: bool) -> list[dict[str, Any]]:
-    stats = selectors.agreement_statistics()
+    stats = selectors.agreement_statistics(viewer=user)  # blind: only what ``user`` may see (issue 36)
     me = user.get_username()
     sections = []
     for key, title in (("decisions", _("Decisions (approve/reject)")), ("rubric", _("Rubric items (keep/drop)"))):

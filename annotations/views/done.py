@@ -28,20 +28,33 @@ def done(request: HttpRequest) -> HttpResponse:
 
 
 def undo_offer(request: HttpRequest) -> dict[str, Any]:
-    """``{"undo": review}`` when ``?undo=<turn pk>`` names a review of the user's that may still be withdrawn."""
+    """What ``?undo=<turn pk>`` says about the user's just-submitted review of that turn: ``submitted`` (the review:
+    the page confirms what was submitted, with its quality gate warnings), ``undo`` (the same review while it may
+    still be withdrawn) or ``undo_blocked`` (why not, e.g. the last co-review completed the turn)."""
     try:
         turn_id = int(request.GET.get(UNDO_PARAM, ""))
     except ValueError:
         return {}
     review = (
-        Review.objects.filter(turn_id=turn_id, reviewer_id=request.user.pk)
+        Review.objects.filter(turn_id=turn_id, reviewer_id=request.user.pk, submitted_at__isnull=False)
         .select_related("turn__session")
-        .only("pk", "submitted_at", "decision", "turn__id", "turn__index", "turn__status", "turn__session__record_id")
+        .only(
+            "pk",
+            "submitted_at",
+            "decision",
+            "reject_reason",
+            "gate_warnings",
+            "turn__id",
+            "turn__index",
+            "turn__status",
+            "turn__session__record_id",
+        )
         .first()
     )
-    if review is None or undo_blocker(review=review, turn_status=review.turn.status):
+    if review is None:
         return {}
-    return {"undo": review}
+    blocked = undo_blocker(review=review, turn_status=review.turn.status)
+    return {"submitted": review, "undo": None if blocked else review, "undo_blocked": blocked}
 
 
 def next_queued(*, user: Any, after: int) -> str:

@@ -197,6 +197,8 @@ def editor_fields(content: dict[str, Any], *, takes: dict[str, dict[str, Any]] |
             {
                 **step,
                 "json": _arguments_json(shown),
+                # Sized to the arguments (3 rows clipped most calls); js/review.js grows it while typing.
+                "rows": min(max(3, _arguments_json(shown).count("\n") + 2), 20),
                 "takes": others,
                 "rerunnable": rerunnable(step["tool"]),
             }

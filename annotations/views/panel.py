@@ -14,6 +14,7 @@ from annotations import content as tc
 from annotations.models import Lease, RejectReason, Review
 from annotations.review_context import CONTENT_CACHE_SECONDS, load_content
 from annotations.roles import is_adjudicator
+from annotations.selectors import review_progress
 from annotations.services.reviews import current_token, is_assigned
 from annotations.views.editor_form import editor_fields, stale_twins
 from scenarios.models import Turn
@@ -40,8 +41,17 @@ def _editor_key(*, turn: Turn, draft: Review | None) -> str:
     save changes ``current_token``)."""
     shown = f"draft-{draft.pk}-{current_token(draft)}" if draft is not None else "turn"
     # v2: the orig- twins carry ids (render_draft_saved updates them out of band); v3: steps numbered from 1,
-    # subtypes labelled in the UI language.
-    return f"v3-{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
+    # subtypes labelled in the UI language; v4: argument boxes sized to their JSON.
+    return f"v4-{turn.pk}-{turn.version}-{shown}-{suggestions_generation()}"
+
+
+def draft_badge(draft: Review | None) -> dict[str, Any]:
+    """``draft_changes``: how many fields the user's saved draft changes (0: none, or no draft) and when it was
+    saved: the decision bar's "draft: N changes" and what Approve says it will submit."""
+    if draft is None:
+        return {"draft_changes": 0, "draft_saved_at": None}
+    changes = len(tc.changed_fields(before=draft.base_content, after=draft.proposed))
+    return {"draft_changes": changes, "draft_saved_at": draft.updated if changes else None}
 
 
 def actions_context(
@@ -69,7 +79,10 @@ def actions_context(
     # Adjudicators and admins who are not reviewers of the session edit the turn itself.
     direct_edit = not can_review and is_adjudicator(user)
     editable = direct_edit or (can_review and not (my_review and my_review.submitted))
-    wants_open = editor_open or bool(extra.get("conflict") or extra.get("warnings") or extra.get("previews"))
+    # A saved draft is shown, not hidden behind the closed editor: its values are what Approve submits.
+    wants_open = (
+        editor_open or drafting or bool(extra.get("conflict") or extra.get("warnings") or extra.get("previews"))
+    )
     context = {
         "turn": turn,
         "can_review": can_review,
@@ -86,8 +99,11 @@ def actions_context(
         "editor_base_version": base_version,
         "draft_token": current_token(my_review) if can_review else "",
         "stale_draft": drafting and base_version != turn.version,
+        **draft_badge(my_review if drafting else None),
         "editor_open": editable and wants_open,
         "reject_reasons": RejectReason.choices,
+        # "12 / 64 done" in the decision bar: read only when the bar is drawn (a reviewer's panel).
+        "progress": SimpleLazyObject(lambda: review_progress(user=user)) if can_review else None,
         "comments": blind.visible_comments(turn=turn, user=user, hidden=hidden),
         **extra,
     }
@@ -141,6 +157,7 @@ def render_draft_saved(
         "draft_token": current_token(review),
         "stale_draft": review.base_version != turn.version,
         "twins": stale_twins(request.POST, fields),
+        **draft_badge(review),
     }
     return keep_form_in_place(render(request, "annotations/_draft_saved.html", context))
 

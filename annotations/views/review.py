@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import OuterRef, Q, QuerySet, Subquery
@@ -42,18 +41,30 @@ def queue(request: HttpRequest) -> HttpResponse:
     )
 
 
+FINISHED_PARAM = "finished"  # ?finished=1: `j`/`k` step through finished turns too (the visible toggle)
+
+
 def _with_neighbours(user: Any, turns: QuerySet[Turn]) -> QuerySet[Turn]:
-    """``turns`` annotated with ``prev_pk`` and ``next_pk``: the previous and next turn the user may open
-    (by record id, then index). Two scalar subqueries in the turn's own query: this screen is the most
+    """``turns`` annotated with the previous and next turn the user may open (by record id, then index):
+    ``prev_pk``/``next_pk`` over every visible turn, ``prev_pending``/``next_pending`` over the user's pending
+    turns only (`j`/`k` for a reviewer). Scalar subqueries in the turn's own query: this screen is the most
     requested page, and a separate query cost as much as the rest of its reads. (Not a UNION of two
     sliced queries: SQLite, the demo database, refuses LIMIT there.)"""
     record_id, index = OuterRef("session__record_id"), OuterRef("index")
     visible = visible_turns(user)
+    pending = visible.filter(selectors.pending_filter(user=user))
     after = Q(session__record_id__gt=record_id) | Q(session__record_id=record_id, index__gt=index)
     before = Q(session__record_id__lt=record_id) | Q(session__record_id=record_id, index__lt=index)
-    nxt = visible.filter(after).order_by("session__record_id", "index").values("pk")[:1]
-    prev = visible.filter(before).order_by("-session__record_id", "-index").values("pk")[:1]
-    return turns.annotate(prev_pk=Subquery(prev), next_pk=Subquery(nxt))
+
+    def first(rows: QuerySet[Turn], where: Q, *order: str) -> Subquery:
+        return Subquery(rows.filter(where).order_by(*order).values("pk")[:1])
+
+    return turns.annotate(
+        prev_pk=first(visible, before, "-session__record_id", "-index"),
+        next_pk=first(visible, after, "session__record_id", "index"),
+        prev_pending=first(pending, before, "-session__record_id", "-index"),
+        next_pending=first(pending, after, "session__record_id", "index"),
+    )
 
 
 @never_cache  # Back after a decision must not show the old state with live buttons
@@ -73,18 +84,20 @@ def _review_context(request: HttpRequest, turn: Turn, *, language: str) -> dict[
     reviews = seen.reviews
     # Everyone sees their own review (adjudicators see all): absent from the list, they have none.
     my_review = next((r for r in reviews if r.reviewer_id == request.user.pk), None)
-    # A submission from this screen reloads it (HX-Refresh): its message and warnings are shown again.
-    flash = [str(m) for m in messages.get_messages(request) if m.extra_tags == "review-submitted"]
-    after_submit = {"message": flash[-1], "warnings": my_review.gate_warnings if my_review else []} if flash else {}
     try:
         lease = turn.lease
     except ObjectDoesNotExist:
         lease = None
+    # A reviewer steps through what is still waiting for them; finished turns only behind the toggle.
+    pending_only = seen.assigned and not request.GET.get(FINISHED_PARAM)
     return {
         **review_context.turn_context(turn=turn),
         "reviews": reviews,
-        "prev": turn.prev_pk,
-        "next": turn.next_pk,
+        "prev": turn.prev_pending if pending_only else turn.prev_pk,
+        "next": turn.next_pending if pending_only else turn.next_pk,
+        "pending_only": pending_only,
+        "finished_toggle": seen.assigned,
+        "restored": True,  # a draft shown on opening the turn was restored, not just saved
         "guideline": selectors.guideline_for(language=language),
         **undo_offer(request),
         **actions_context(
@@ -95,7 +108,6 @@ def _review_context(request: HttpRequest, turn: Turn, *, language: str) -> dict[
             review_known=True,
             hidden=seen.hidden,
             **lease_context(turn=turn, user=request.user, lease=lease, hidden=seen.hidden),
-            **after_submit,
         ),
     }
 

@@ -20,6 +20,7 @@ import psycopg
 from django.db import DatabaseError, transaction
 from tqdm import tqdm
 
+from core.cache_generations import bump
 from ehr.fhir import codes as fhir_codes
 from ehr.importer import loaders
 from ehr.importer.columns import (
@@ -38,6 +39,7 @@ from ehr.importer.rejects import FileRejects, TableRejects
 from ehr.importer.report import TableReport
 from ehr.importer.source import TableFile, shorten
 from ehr.mimic_tables import MimicTableSpec
+from ehr.selectors import EHR_GENERATION
 
 Echo = Callable[[str], None]
 PROGRESS_EVERY = 8192  # records between progress-bar updates on the validated path
@@ -206,6 +208,7 @@ def _load_table(
     # The tools keep a copy of the dictionaries (and omr result names); other processes see the
     # new table within ehr.fhir.codes.CACHE_TTL_SECONDS.
     fhir_codes.clear_cache()
+    bump(EHR_GENERATION)  # the review screens' cached evidence and admission header, in every process
     entry.rebuild_seconds = rebuild.seconds
 
 

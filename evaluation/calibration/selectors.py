@@ -190,9 +190,12 @@ def known_judges() -> list[str]:
     return sorted(names)
 
 
-def graded_data(*, judge: str | None = None, run_id: int | None = None) -> tuple[list[Comparison], list[GradedUnit]]:
+def graded_data(
+    *, judge: str | None = None, run_id: int | None = None, grader_id: int | None = None
+) -> tuple[list[Comparison], list[GradedUnit]]:
     """Judge–physician pairs (one per grade and judge; a judge's earliest run on that answer when it
-    judged it more than once, unless ``run_id`` picks the run) and the physician-graded units."""
+    judged it more than once, unless ``run_id`` picks the run) and the physician-graded units. ``grader_id``:
+    that physician's grades only (what a reviewer may see: the grading screen hides the others' grades)."""
     if judge is not None and judge not in known_judges():
         raise ValueError(
             _("unknown judge %(judge)r; judges of stored runs: %(known)s")
@@ -208,6 +211,8 @@ def graded_data(*, judge: str | None = None, run_id: int | None = None) -> tuple
         .defer("turn_result__trace", "turn_result__verdicts")
         .order_by("updated_at", "pk")
     )
+    if grader_id is not None:
+        grades = grades.filter(grader_id=grader_id)
     # (answer, item) -> grader -> (passed, graded turn result, sample containing it)
     by_unit: dict[tuple[AnswerKey, int], dict[str, tuple[bool, TurnResult]]] = defaultdict(dict)
     for g in grades:

@@ -141,9 +141,12 @@ def physician_report(units: list[GradedUnit]) -> PhysicianReport:
     )
 
 
-def agreement_report(*, judge: str | None = None, run_id: int | None = None) -> AgreementReport:
-    """Everything the agreement page and ``judge_agreement`` show (ValueError for unknown judge/run)."""
-    comparisons, units = graded_data(judge=judge, run_id=run_id)
+def agreement_report(
+    *, judge: str | None = None, run_id: int | None = None, grader_id: int | None = None
+) -> AgreementReport:
+    """Everything the agreement page and ``judge_agreement`` show (ValueError for unknown judge/run);
+    ``grader_id``: over that physician's grades only (a reviewer's page: no other physician's grade)."""
+    comparisons, units = graded_data(judge=judge, run_id=run_id, grader_id=grader_id)
     by_judge: dict[str, list[Comparison]] = {}
     for c in comparisons:
         by_judge.setdefault(c.judge, []).append(c)

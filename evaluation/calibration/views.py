@@ -132,18 +132,17 @@ def save(request: HttpRequest, pk: int, turn_result: int) -> HttpResponse:
 def agreement(request: HttpRequest) -> HttpResponse:
     judge = request.GET.get("judge") or None
     run = request.GET.get("run") or None
+    everyone = is_adjudicator(request.user)
+    # Reviewers: figures over their own grades only, as blind as the grading screen (issue 36, F5).
+    grader_id = None if everyone else request.user.pk
     error = ""
     try:
         run_id = _int(run, _("run")) if run else None
-        report = stats.agreement_report(judge=judge, run_id=run_id)
+        report = stats.agreement_report(judge=judge, run_id=run_id, grader_id=grader_id)
     except ValueError as exc:
-        error, report = str(exc), stats.agreement_report()
-    if not is_adjudicator(request.user):
-        # Reviewers see disagreements only on items they graded themselves (the rest stays blind).
-        mine = request.user.get_username()
-        for j in report.judges:
-            j.disagreements = [c for c in j.disagreements if c.grader == mine]
+        error, report = str(exc), stats.agreement_report(grader_id=grader_id)
     context = {
+        "everyone": everyone,
         "report": report,
         "rows": stats.table_rows(report),
         "paper": f"{100 * stats.PAPER_AGREEMENT:.2f}",

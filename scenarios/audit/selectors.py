@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
+from core.cache_generations import bump, generation
 from scenarios.audit.report import COUNT_KEYS
 from scenarios.models import GoldAudit
 
 # The review screen shows a turn's audit at every visit; audits change only when `manage.py audit_gold`
-# stores a run, which forgets the turns it wrote (services._store). The bound covers any other writer.
+# stores a run, which moves the audits' generation (services._store): a database counter in every key, so the
+# command's change reaches every server process (issue 36, F10). The bound covers any other writer.
 AUDIT_CACHE_SECONDS = 300
+AUDIT_GENERATION = "gold-audit"
 
 
 def audit_key(turn_id: int) -> str:
     """The cache key of a turn's latest audit (read ahead by the review screen)."""
-    return f"gold-audit:{turn_id}"
+    return f"gold-audit:{generation(AUDIT_GENERATION)}:{turn_id}"
 
 
 def turn_audit(*, turn_id: int) -> GoldAudit | None:
@@ -28,9 +30,9 @@ def turn_audit(*, turn_id: int) -> GoldAudit | None:
     )
 
 
-def forget_audits(*, turn_ids: Iterable[int]) -> None:
-    """Drop the cached audits of ``turn_ids`` (after their rows were replaced)."""
-    cache.delete_many([audit_key(pk) for pk in turn_ids])
+def forget_audits() -> None:
+    """Forget every cached audit, in every process (call in the transaction that replaces audit rows)."""
+    bump(AUDIT_GENERATION)
 
 
 def audit_totals() -> dict[str, Any] | None:

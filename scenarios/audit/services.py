@@ -213,10 +213,7 @@ def _store(*, result: SessionResult, bounds: str, ran_at: dt.datetime) -> None:
     with transaction.atomic():
         GoldAudit.objects.filter(turn_id__in=turn_ids).delete()
         GoldAudit.objects.bulk_create(rows)
-        # Now, for readers in this transaction, and after the commit, for a screen that read the old row
-        # in between and cached it again.
-        selectors.forget_audits(turn_ids=turn_ids)
-        transaction.on_commit(lambda: selectors.forget_audits(turn_ids=turn_ids))
+        selectors.forget_audits()  # committed with the rows: every process reads them anew
 
 
 def audit_sessions(

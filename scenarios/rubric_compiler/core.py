@@ -14,7 +14,7 @@ from typing import Any
 from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
 from scenarios.rubric_compiler import rules_facts, rules_negation, rules_prose_write, rules_status, rules_write
 from scenarios.rubric_compiler.types import Candidate, Compiled, Outcome, Skip
-from scenarios.rubric_compiler.verbs import is_judgement
+from scenarios.rubric_compiler.verbs import is_judgement, normalise_zh
 from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
 
 LANGS = ("en", "zh")
@@ -42,6 +42,8 @@ def attempt_language(
     text = (text or "").strip()
     if not text:
         return Skip("empty", "no text in this language")
+    if lang == "zh":
+        text = normalise_zh(text)
     for rule in (
         lambda: rules_negation.negation_rule(text, lang=lang),
         lambda: rules_prose_write.prose_write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),

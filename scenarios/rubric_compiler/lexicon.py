@@ -154,9 +154,15 @@ def _data() -> dict[str, Any]:
 def analyte_patterns() -> tuple[tuple[str, re.Pattern[str] | None, str], ...]:
     """(analyte key, EN pattern or None, phrase) for the names of measured things (labs, vitals, age, dose)."""
     rows: list[tuple[str, re.Pattern[str] | None, str]] = []
-    names = dict(_data()["analytes"])
+    names = {key: list(phrases) for key, phrases in _data()["analytes"].items()}
+    key_of = {p.casefold(): key for key, phrases in names.items() for p in phrases}
     for en, zh in glossary.terms(kind="lab").items():
-        names.setdefault(en.casefold(), [en, zh])
+        # A glossary lab one of our analytes already names ("Platelet Count" / 血小板计数 of "platelets") is that
+        # analyte, not a second one: an item naming it names one measured thing.
+        key = key_of.get(en.casefold()) or key_of.get(zh.casefold()) or en.casefold()
+        names.setdefault(key, [])
+        names[key] += [p for p in (en, zh) if p.casefold() not in {q.casefold() for q in names[key]}]
+        key_of.update({p.casefold(): key for p in (en, zh)})
     for key, phrases in names.items():
         for p in phrases:
             ascii_name = bool(re.fullmatch(r"[\x00-\x7f]+", p))
@@ -174,7 +180,13 @@ def analyte_spans(text: str) -> list[tuple[int, int, str]]:
             while start >= 0:
                 spans.append((start, start + len(phrase), key))
                 start = text.find(phrase, start + 1)
-    return spans
+    # A name inside a longer one is part of it (钙 of 肌钙蛋白, "creatinine" of "creatinine clearance"): longest wins.
+    spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
+    kept: list[tuple[int, int, str]] = []
+    for span in spans:
+        if all(span[1] <= k[0] or span[0] >= k[1] or (span[0], span[1]) == (k[0], k[1]) for k in kept):
+            kept.append(span)
+    return sorted(kept)
 
 
 def units() -> tuple[str, ...]:

@@ -27,6 +27,9 @@ VALUE_FILLER_EN = frozenset(
     was were at around approximately about roughly per mg/dl estimated score
     """.split()  # noqa: SIM905
 )
+# An age is written "78 years (old)" / "78岁": the word is its unit (the check takes the number alone).
+AGE_WORDS_EN = frozenset("years year old yo y/o year-old".split())  # noqa: SIM905
+_AGE_AFTER = re.compile(r"\s*-?\s*(?:years?(?:\s*-?\s*old)?|y/?o\b|岁)", re.IGNORECASE)
 GENERIC_EN = frozenset(
     """
     diagnosis diagnoses drug drugs medication medications medicine organism organisms pathogen allergy allergies
@@ -63,7 +66,7 @@ def value_rule(text: str, *, lang: str) -> Candidate | Skip | None:
         return Skip("several values", f"states {len(numbers)} values ({listed}); a value check holds one")
     v = numbers[0]
     analytes = tx.analyte_keys(text)
-    unitless_ok = bool(analytes & UNITLESS) or v.unit == "/10"
+    unitless_ok = bool(analytes & UNITLESS) or v.unit == "/10" or bool(_AGE_AFTER.match(text, v.end))
     if not v.unit and not unitless_ok:
         return Skip("no unit", f"the number {v.text} has no unit and names no age or score")
     before = text[: v.start]
@@ -74,16 +77,30 @@ def value_rule(text: str, *, lang: str) -> Candidate | Skip | None:
     drugs = lexicon.find(text, lang=lang, kinds=("drug", "drug_class"))
     if len(lexicon.distinct(drugs)) == 1:
         spans += [(f.start, f.end) for f in drugs]  # the drug whose dose it is
-    rest = _residual(text, lang, spans, VALUE_FILLER_EN | GENERIC_EN, "剂量阈值使用计算得出约左右")
+    age = not v.unit and ("age" in analytes or bool(_AGE_AFTER.match(text, v.end)))
+    filler_en = VALUE_FILLER_EN | GENERIC_EN | (AGE_WORDS_EN if age else frozenset())
+    filler_zh = "剂量阈值使用计算得出约左右" + ("岁周" if age else "")
+    rest = _residual(text, lang, spans, filler_en, filler_zh)
+    if rest and (slot := _value_slot(text, lang, v)) is not None:
+        # "cites <any lab> as <v> <unit>": the slot names what the value is of (the lexicon need not know it)
+        rest = _residual(text, lang, [*spans, slot], filler_en, filler_zh)
     if rest:
         return Skip("partial", f"a check on {v.text} {v.unit} would miss: {rest}")
-    unit = "" if "age" in analytes and v.unit in ("", "years") else v.unit
+    unit = "" if age or ("age" in analytes and v.unit == "years") else v.unit
     # Exact to the decimals as written: 0.9 (or 3.0, whose zero the float loses) is ± half a last digit.
     decimals = len(v.text.split(".")[1]) if "." in v.text else 0
     tolerance = round(0.5 * 10**-decimals, decimals + 1) if decimals else 0
     check = {"kind": "value_unit", "value": v.value, "unit": unit, "tolerance": tolerance}
     shown = f"{v.text} {unit}".strip()
     return Candidate(check, "value_unit", 0.85, f"the answer must state {shown} (to the decimals written)")
+
+
+def _value_slot(text: str, lang: str, v: tx.Value) -> tuple[int, int] | None:
+    """The subject slot between a mention verb and the item's one value, when the value ends the item."""
+    if not is_mention(text, lang=lang) or text[v.end :].strip(" .。;；") != "":
+        return None
+    _verb, end = lead_en(text) if lang == "en" else lead_zh(text)
+    return tx.subject_slot(text, end, v.start, lang=lang)
 
 
 def date_rule(text: str, *, lang: str) -> Candidate | Skip | None:
@@ -114,9 +131,56 @@ def _negated_phrases(concept: lexicon.Concept) -> tuple[list[str], list[str]]:
     return en, zh
 
 
+# "identifies <X> as the indication for <drug>" / ZH "指出<X>是<药>的适应证" (semantics file §3, the CR value items):
+# the claim is X, whatever X is; the drug is context. X in words the lexicon does not know is checked as written
+# (and the other language's wording of it); X the lexicon knows whole is checked with its synonyms.
+_INDICATION_EN = re.compile(
+    r"^(?:(?:that\s+)?(?:the\s+)?(?P<x>.+?)\s+(?:as|is|was)\s+(?:the\s+)?indication(?:\s+(?:for|of)\s+(?P<d>.+?))?"
+    r"|(?:that\s+)?the\s+indication\s+(?:for|of)\s+(?P<d2>.+?)\s+(?:as|is|was)\s+(?P<x2>.+?))\s*[.]?\s*$",
+    re.IGNORECASE,
+)
+_INDICATION_ZH = re.compile(
+    r"^(?:(?P<x>.+?)(?:是|为|作为)(?:(?P<d>.+?)的)?(?:适应证|适应症)|(?P<d2>.+?)的(?:适应证|适应症)(?:是|为)(?P<x2>.+?))\s*[。.]?\s*$"
+)
+_INDICATION_STOP_EN = frozenset("and or but because given since not no than versus vs if when which that".split())  # noqa: SIM905
+
+
+def _plain_indication(x: str, lang: str) -> bool:
+    if lang == "en":
+        words = x.split()
+        return 0 < len(words) <= 6 and not any(w.lower() in _INDICATION_STOP_EN for w in words) and "," not in x
+    return 0 < len(x) <= 15 and not re.search(r"[和与及并且或因而但，,、；;：:（）()]", x)
+
+
+def indication_rule(text: str, *, lang: str) -> Candidate | None:
+    if not is_mention(text, lang=lang):
+        return None
+    _verb, end = lead_en(text) if lang == "en" else lead_zh(text)
+    m = (_INDICATION_EN if lang == "en" else _INDICATION_ZH).match(text[end:].strip())
+    if not m:
+        return None
+    x, drug = (m.group("x") or m.group("x2") or "").strip(), (m.group("d") or m.group("d2") or "").strip()
+    if not _plain_indication(x, lang) or (drug and tx.subject_slot(drug, 0, len(drug), lang=lang) is None):
+        return None
+    whole = [f for f in lexicon.find(x, lang=lang) if f.start == 0 and f.end == len(x)]
+    if whole:
+        concept = whole[0].concept
+        en, zh = list(concept.en), list(concept.zh)
+    else:
+        en, zh = ([x], []) if lang == "en" else ([], [x])
+    return Candidate(
+        {"kind": "term", "en": en, "zh": zh},
+        "term/indication",
+        0.75,
+        f"the answer must name {x} (the indication)",
+    )
+
+
 def term_rule(text: str, *, lang: str) -> Candidate | Skip | None:
     if not is_mention(text, lang=lang):
         return None
+    if _INDICATION.search(text) and (found := indication_rule(text, lang=lang)) is not None:
+        return found
     found = lexicon.find(text, lang=lang)
     entities = [f for f in found if f.concept.kind in lexicon.ENTITY_KINDS]
     statuses = [f for f in found if f.concept.kind == "status"]

@@ -16,7 +16,9 @@ from scenarios.rubric_compiler.types import Candidate, Skip
 
 _CUE_EN = re.compile(
     r"^\s*(?:the\s+answer\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
-    r"refrains?\s+from|(?:warns?|cautions?|advises?|recommends?)\s+against)\s+(?P<rest>.+?)\s*[.。]?\s*$",
+    r"refrains?\s+from|(?:warns?|cautions?|advises?|recommends?)\s+against)\s+"
+    # an adverb of manner between the negation and the verb ("does not incorrectly recommend …")
+    r"(?:(?:[a-z]+ly|also|then)\s+)?(?P<rest>.+?)\s*[.。]?\s*$",
     re.IGNORECASE,
 )
 _RECOMMEND_EN = re.compile(
@@ -71,7 +73,9 @@ ACTIONS_ZH: dict[str, tuple[str, ...]] = {
 }
 DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
 _CUE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免|未建议|未开具|没有开具|不开具|无需|不)"
+    r"^\s*(?:答案|回答)?(?:并|也)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免"
+    # 未/没有/并未 + an adverb of manner (错误地) + the verb: the translation of "does not (wrongly) recommend/order"
+    r"|(?:未|没有|并未|未曾)(?:(?:错误|不恰当|不当|贸然|不必要)地?)?(?:建议|推荐|开具|开立|下达|提出)了?|不开具|无需|不)"
     r"(?P<rest>.+?)[。.]?\s*$"
 )
 # "答案未因上述结果建议将X增至Y" / "答案未鉴于…建议…": the reason clause sits before the verb in Chinese.
@@ -81,11 +85,20 @@ _CUE_ZH_GIVEN = re.compile(
 )
 # The reason an action is unsafe, after it ("… given creatinine below 1.5 mg/dL"): the ask is the action.
 _GIVEN_EN = re.compile(
-    r"\s*,?\s+(?:given|because(?: of)?|due to|in view of|in light of|since|as|despite)\s+.+$", re.IGNORECASE
+    r"\s*,?\s+(?:given|because(?: of)?|due to|owing to|in view of|in light of|since|as|despite|based (?:solely )?on"
+    r"|on the basis of|solely (?:on the basis of|because of|due to)|in (?:a|this) patient with)\s+.+$",
+    re.IGNORECASE,
 )
-_TO_DOSE_EN = re.compile(r"^(?P<drug>.+?)\s+(?:to|at)\s+(?P<dose>\d+(?:\.\d+)?\s*[A-Za-z]+)$", re.IGNORECASE)
+# A dose may carry its frequency ("reduce apixaban to 2.5 mg BID", "减量至2.5毫克 BID"): the check keeps the dose.
+_FREQ_EN = r"(?:\s+(?:BID|TID|QID|QD|daily|once daily|twice daily|three times daily|q\d{1,2}h|every \d{1,2} hours))?"
+_FREQ_ZH = (
+    r"(?:\s*(?:BID|TID|QID|QD|每日[一两三1-3]次|每天[一两三1-3]次|一天[一两三]次|每日|每天)"
+    r"|\s*(?:，|,)\s*每日[一两三1-3]次)?"
+)
+_TO_DOSE_EN = re.compile(rf"^(?P<drug>.+?)\s+(?:to|at)\s+(?P<dose>\d+(?:\.\d+)?\s*[A-Za-z]+){_FREQ_EN}$", re.IGNORECASE)
 _TO_DOSE_ZH = re.compile(
-    r"^(?P<drug>.+?)(?P<verb>增至|加至|增加到|增加至|上调至|减至|减少到|减少至|下调至)(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>毫克|微克|克|mg|mcg|g|单位)$"
+    r"^(?P<drug>.+?)(?:的?剂量)?(?P<verb>增至|加至|增加到|增加至|上调至|增量至|加量至|减至|减少到|减少至|下调至|减量至|减量到|降至|降低至|降低到)"
+    rf"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>毫克|微克|克|mg|mcg|g|单位){_FREQ_ZH}$"
 )
 _UNIT_EN = {"毫克": "mg", "微克": "mcg", "克": "g", "单位": "units"}
 _CLAIM_ZH = re.compile(r"^(?:声称|认为|称|说)(?P<claim>.+)$")
@@ -125,14 +138,18 @@ def _entity_only(obj: str, lang: str) -> lexicon.Concept | None:
 def _to_dose_phrases(lemma: str, drug: str, dose: str) -> tuple[list[str], list[str]]:
     """Phrases of "<action> <drug> to <dose>": the action on the drug or on "it", and the drug at that dose."""
     concept = _entity_only(drug, "en") or _entity_only(drug, "zh")
-    names_en = list(dict.fromkeys([drug.strip(), *(concept.en[:2] if concept else [])]))
+    names_en = [n for n in dict.fromkeys([drug.strip(), *(concept.en[:2] if concept else [])]) if n.isascii()]
     names_zh = list(concept.zh[:2]) if concept else []
     number, unit = re.match(r"(\d+(?:\.\d+)?)\s*(\S*)", dose).groups()
     unit_zh = {v: k for k, v in _UNIT_EN.items()}.get(unit, unit)
     en = [f"{form} {n} to {dose}" for form in ACTIONS_EN[lemma] for n in names_en]
     en += [f"{form} to {dose}" for form in ACTIONS_EN[lemma]] + [f"{form} it to {dose}" for form in ACTIONS_EN[lemma]]
     en += [f"{n} {dose}" for n in names_en]
-    verbs_zh = ("增至", "加至", "增加到", "上调至") if lemma == "increase" else ("减至", "减少到", "下调至")
+    verbs_zh = (
+        ("增至", "加至", "增加到", "上调至", "加量至")
+        if lemma == "increase"
+        else ("减至", "减少到", "下调至", "减量至", "降至")
+    )
     zh = [f"{v}{number}{u}" for v in verbs_zh for u in (unit_zh, unit, f" {unit}")]
     zh += [f"{n}{number}{u}" for n in names_zh for u in (unit_zh, unit, f" {unit}")]
     return list(dict.fromkeys(en)), list(dict.fromkeys(zh))
@@ -142,6 +159,10 @@ def _action_phrases_en(lemma: str, obj: str) -> list[str]:
     phrases = [f"{form} {variant}" for form in ACTIONS_EN[lemma] for variant in _object_variants(obj) if variant]
     if re.search(r"\bdoses?\b", obj, re.IGNORECASE) and lemma in DOSE_NOUNS_EN:
         phrases += DOSE_NOUNS_EN[lemma]
+        # "the apixaban dose": an answer acts on the drug itself ("reduce apixaban to 2.5 mg")
+        drugs = lexicon.distinct(lexicon.find(obj, lang="en", kinds=_DRUG_KINDS))
+        if len(drugs) == 1:
+            phrases += [f"{form} {name}" for form in ACTIONS_EN[lemma] for name in drugs[0].en[:2]]
     return list(dict.fromkeys(phrases))
 
 
@@ -189,7 +210,7 @@ def _en(text: str) -> Candidate | Skip | None:
             f"the answer must not recommend to {lemma} {obj} (outside a negated clause)",
         )
     nominal = re.fullmatch(
-        r"(?:(?P<noun>[\w-]+)\s+)?(?P<nom>[a-z]+)(?:\s+(?:of|in)\s+(?P<obj>.+))?", rest, re.IGNORECASE
+        r"(?:(?P<noun>[\w-]+(?:\s+doses?)?)\s+)?(?P<nom>[a-z]+)(?:\s+(?:of|in)\s+(?P<obj>.+))?", rest, re.IGNORECASE
     )
     if nominal and nominal.group("nom").lower() in NOMINALS_EN:
         lemma = NOMINALS_EN[nominal.group("nom").lower()]
@@ -251,13 +272,29 @@ def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
     )
 
 
+_REASON_ZH = re.compile(r"^(?:仅|只|单纯)?(?:因为|因|鉴于|基于|根据|由于)")
+
+
+def _strip_reason_zh(rest: str) -> str:
+    """ "仅因年龄减量" → "减量": a reason clause before the action (the translation of "… given/based on <finding>");
+    it ends where the action begins (an action word, 将, 建议), or the text stays as it is."""
+    if not (m := _REASON_ZH.match(rest)):
+        return rest
+    starts = [*(f for forms in ACTIONS_ZH.values() for f in forms), *(w for ws in DOSE_ZH.values() for w in ws)]
+    for pos in range(m.end() + 1, min(len(rest), m.end() + 30)):
+        tail = rest[pos:]
+        if tail.startswith(("将", "建议", "推荐")) or any(tail.startswith(f) for f in starts):
+            return re.sub(r"^(?:而)?(?:建议|推荐)?将?", "", tail)
+    return rest
+
+
 def _zh(text: str) -> Candidate | Skip | None:
     m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
-    rest = re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip())
+    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip()))
     if to := _TO_DOSE_ZH.match(rest):
-        lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"
+        lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"  # 减/下/降: reduce
         unit = _UNIT_EN.get(to.group("unit"), to.group("unit"))
         en, zh = _to_dose_phrases(lemma, to.group("drug"), f"{to.group('dose')} {unit}")
         return Candidate(

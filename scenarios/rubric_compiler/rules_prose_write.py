@@ -20,14 +20,16 @@ from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.rules_write import VALUE_SYNONYMS, _routes_zh
 from scenarios.rubric_compiler.types import Candidate, Skip
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH
 
 _VERB_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response|model)\s+(?:[a-z]+ly\s+)?"
-    r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
+    r"^\s*(?:the\s+)?(?:answer|response|model)\s+"
+    + ADVERBS_EN
+    + r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
     re.IGNORECASE,
 )
 _VERB_ZH = re.compile(
-    r"^\s*(?:答案|回答|模型)?(?:正确|准确|明确)?地?(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
+    r"^\s*(?:答案|回答|模型)?" + ADVERBS_ZH + r"(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
 )
 _FILLER_EN = frozenset(
     """
@@ -76,7 +78,8 @@ def _find(text: str, param: str, value: Any, taken: list[tuple[int, int]]) -> tu
         return (m.start(), m.end(), value) if m else None
     for phrase in _synonyms(value):
         ascii_phrase = phrase.isascii()
-        pattern = rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])" if ascii_phrase else re.escape(phrase)
+        body = re.escape(phrase).replace(r"\ ", r"[\s-]+")  # "twice daily" is also written "twice-daily"
+        pattern = rf"(?<![A-Za-z]){body}(?![A-Za-z])" if ascii_phrase else re.escape(phrase)
         for m in re.finditer(pattern, text, re.IGNORECASE):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -84,6 +87,33 @@ def _find(text: str, param: str, value: Any, taken: list[tuple[int, int]]) -> tu
             expected = phrase if ascii_phrase and phrase.lower() in value.lower() else value
             return m.start(), m.end(), expected
     return None
+
+
+# Where a Chinese write item states the indication: "用于<X>" closing the item, "<X>为/作为适应证", "适应证为<X>".
+_INDICATION_SLOT_ZH = re.compile(
+    r"用于(?P<a>[^，,。；;、（）()]+?)\s*[。.]?\s*$|(?:记录|注明|写明|指定)了?(?P<b>[^，,。；;、（）()]+?)(?:为|作为)(?:适应证|适应症|用药指征)"
+    r"|(?:适应证|适应症|用药指征)(?:为|是)(?P<c>[^，,。；;、（）()]+?)\s*[。.]?\s*$"
+)
+
+
+def _indication_slot_zh(text: str, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The span of the indication slot of a Chinese write item, when it holds a plain phrase that no other found
+    argument overlaps, and every lexicon concept in it is the gold indication's (found as a synonym already)."""
+    m = _INDICATION_SLOT_ZH.search(text)
+    if not m:
+        return None
+    group = next(g for g in ("a", "b", "c") if m.group(g))
+    start, end = m.span(group)
+    inside = [sp for sp in taken if start <= sp[0] and sp[1] <= end]
+    if any(a < end and start < b for a, b in taken if (a, b) not in inside) or len(m.group(group)) > 15:
+        return None
+    if re.search(r"[和与及并或因而但]", m.group(group)):
+        return None  # more than one indication, or a reason: the slot says more
+    known = lexicon.find(m.group(group), lang="zh")
+    covered = [(start + f.start, start + f.end) for f in known]
+    if any(not any(a <= s and e <= b for a, b in inside) for s, e in covered):
+        return None  # names a concept that is not the gold indication
+    return start, end
 
 
 def prose_write_rule(
@@ -105,6 +135,10 @@ def prose_write_rule(
         if hit is not None:
             found[param] = hit[2]
             spans.append((hit[0], hit[1]))
+    if lang == "zh" and isinstance(gold.get("indication"), str) and (slot := _indication_slot_zh(text, spans)):
+        # the Chinese wording translates the gold indication ("用于社区获得性肺炎"): its slot is the indication
+        spans = [sp for sp in spans if not (slot[0] <= sp[0] and sp[1] <= slot[1])] + [slot]
+        found["indication"] = gold["indication"]
     if not found:
         return None
     if lang == "en":

@@ -18,7 +18,7 @@ import re
 from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.types import Candidate, Skip
-from scenarios.rubric_compiler.verbs import lead_en, lead_zh
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH, lead_en, lead_zh
 
 STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
     "normal": (
@@ -120,6 +120,12 @@ _VERBS_EN = frozenset(
     ]
 )
 _VERBS_ZH = ("将", "解读", "得出", "指出", "判断", "识别", "说明", "认为")
+# "interprets … as": 解读为 and its translations 解释为 / 判读为 / 理解为 / 判定为 / 视为 after the subject.
+_INTERPRET_ZH = re.compile(r"(?P<v>(?:解读|解释|判读|理解|判定|认定|视)为)")
+# "concludes (that)": 得出结论 / 总结出 / 推断出 / 判定 / 结论为 (the conclusion follows).
+_CONCLUDE_ZH = re.compile(
+    r"^\s*(?:答案|回答)?\s*" + ADVERBS_ZH + r"(?P<v>总结出?|推断出?|判定|认定|确定|结论为|结论是)"
+)
 _RANGE = re.compile(r"\s*[(（][^()（）]*\d[^()（）]*[)）]")
 _FILLER_EN = frozenset(
     "as that is are was remains within range normal limits reference the its level value result results".split()  # noqa: SIM905
@@ -136,16 +142,27 @@ def _status_in(text: str, patterns: list[tuple[str, str]]) -> list[tuple[str, in
     return out
 
 
-def status_rule(text: str, *, lang: str) -> Candidate | Skip | None:
+def _lead(text: str, lang: str) -> tuple[str, int] | None:
+    """(verb, end) of an interpretation or conclusion; None when the item is neither."""
     verb, end = lead_en(text) if lang == "en" else lead_zh(text)
-    if lang == "en" and verb not in _VERBS_EN:
+    if lang == "en":
+        return (verb, end) if verb in _VERBS_EN else None
+    if verb in _VERBS_ZH:
+        return verb, end
+    if m := _CONCLUDE_ZH.match(text):
+        return m.group("v"), m.end()
+    return (verb, end) if "解读" in text or "结论" in text else None
+
+
+def status_rule(text: str, *, lang: str) -> Candidate | Skip | None:
+    lead = _lead(text, lang)
+    if lead is None:
         return None
-    if lang == "zh" and not (verb in _VERBS_ZH or "解读" in text or "结论" in text):
-        return None
+    verb, end = lead
     ranges = [m.span() for m in _RANGE.finditer(text)]
     masked = "".join(" " if any(a <= i < b for a, b in ranges) else ch for i, ch in enumerate(text))
     analytes = lexicon.analyte_spans(masked)  # the range's unit is no analyte ("mg" of mg/dL is not Mg)
-    if len({key for _s, _e, key in analytes}) != 1:
+    if len({key for _s, _e, key in analytes}) > 1:
         return None
     statuses = _status_in(text[end:], _STATUS_EN if lang == "en" else _STATUS_ZH)
     if len({s for s, _a, _b in statuses}) != 1:
@@ -153,10 +170,20 @@ def status_rule(text: str, *, lang: str) -> Candidate | Skip | None:
     status = statuses[0][0]
     spans = [(0, end), *[(s, e) for s, e, _k in analytes], *[(end + a, end + b) for _s, a, b in statuses]]
     spans += ranges  # the reference range defining the status
-    if lang == "en":
-        rest = " ".join(tx.residual_en(text, spans, _FILLER_EN | {verb}))
-    else:
-        rest = tx.residual_zh(text, spans, _FILLER_ZH)
+    # ZH "将<检验>解读/解释/判读为<状态>" (the translation of "interprets … as"): the verb sits after the subject.
+    interpret = _INTERPRET_ZH.search(text, end) if lang == "zh" else None
+    if interpret:
+        spans.append(interpret.span("v"))
+    rest = _rest(text, lang, spans, verb)
+    slot = None
+    if rest:
+        # "interprets <any lab> as <status>": the subject slot names what the status is of
+        slot_end = interpret.start("v") if interpret else end + statuses[0][1]
+        slot = tx.subject_slot(text, end, slot_end, lang=lang)
+        if slot is not None:
+            rest = _rest(text, lang, [*spans, slot], verb)
+    if not analytes and (slot is None or rest):
+        return None  # no subject this rule can name: another rule (or a reader) takes the item
     if rest:
         return Skip("partial", f"a check on the status {status!r} would miss: {rest}")
     en, zh = STATUS_PHRASES[status]
@@ -166,6 +193,12 @@ def status_rule(text: str, *, lang: str) -> Candidate | Skip | None:
         0.75,
         f"the answer must call the value {status} (as a clinician marks it)",
     )
+
+
+def _rest(text: str, lang: str, spans: list[tuple[int, int]], verb: str) -> str:
+    if lang == "en":
+        return " ".join(tx.residual_en(text, spans, _FILLER_EN | {verb}))
+    return tx.residual_zh(text, spans, _FILLER_ZH)
 
 
 # "… concludes that no apixaban dose reduction is needed" (the release's CR conclusion on a dose): the answer
@@ -204,7 +237,9 @@ NO_CHANGE_PHRASES = (
     ],
 )
 _NO_CHANGE_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response)\s+(?:[a-z]+ly\s+)?(?:concludes|states|determines|notes|identifies|recognizes)"
+    r"^\s*(?:the\s+)?(?:answer|response)\s+"
+    + ADVERBS_EN
+    + r"(?:concludes|states|determines|notes|identifies|recognizes)"
     # "concludes (that) no metformin (dose) adjustment is needed" (the release's rubric prompt writes it so)
     r"\s+(?:that\s+)?(?:no\s+(?P<a>.*?)\s*(?:dose\s+)?(?:reduction|adjustment|change|modification)\s+is\s+"
     r"(?:needed|required|necessary|warranted|indicated)|(?P<b>.*?)\s*dose\s+(?:reduction|adjustment|change)\s+is\s+not\s+"
@@ -212,7 +247,11 @@ _NO_CHANGE_EN = re.compile(
     re.IGNORECASE,
 )
 _NO_CHANGE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?:正确|准确|明确)?地?得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论\s*[。.]?\s*$"
+    r"^\s*(?:答案|回答)?"
+    + ADVERBS_ZH
+    + r"(?:得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论"
+    # "得出结论：无需调整…剂量" / "结论为无需…": the conclusion after 结论 (the translation of "concludes that")
+    r"|(?:得出(?:了)?结论|结论(?:为|是))[：:，,]?\s*(?P<c>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<d>.*?)(?:剂量)?)\s*[。.]?\s*$"
 )
 
 
@@ -220,7 +259,8 @@ def no_change_rule(text: str, *, lang: str) -> Candidate | None:
     m = (_NO_CHANGE_EN if lang == "en" else _NO_CHANGE_ZH).match(text)
     if not m:
         return None
-    rest = " ".join(filter(None, (m.group("a"), m.group("b")))).strip()
+    groups = ("a", "b") if lang == "en" else ("a", "b", "c", "d")
+    rest = " ".join(filter(None, (m.group(g) for g in groups))).strip()
     if rest:
         drugs = lexicon.find(rest, lang=lang, kinds=("drug", "drug_class"))
         for f in sorted(drugs, key=lambda f: -f.start):

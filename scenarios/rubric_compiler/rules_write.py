@@ -95,6 +95,13 @@ _GIVES_AS = re.compile(
 _CALL_FOR = re.compile(r"\.create\s+(?:for|to order|ordering|with)\s+(?P<v>.+?)\s*[.]?$", re.IGNORECASE)
 _CALL_FOR_ZH = re.compile(r"\.create\s*(?:开具|申请|为)?(?P<v>.+?)(?:医嘱|申请)?\s*$")
 _REQUESTS = re.compile(r"^\s*(?:requests|orders)\s+(?:an?\s+|the\s+)?(?P<v>.+?)\s*[.]?$", re.IGNORECASE)
+_EXCLUSIVE = re.compile(
+    r"\bno other (?:write )?(?:tool|call)|\bonly (?:this|one) (?:write )?(?:tool|call)|没有调用其他|未调用其他", re.I
+)
+_PAREN = re.compile(r"[(（][^()（）]*[)）]")
+_NEGATED_FIELD = re.compile(
+    r"\bNOT\b|\bnever\b|[≥≤<>]|>=|<=|\bat (?:least|most)\b|不为|不是|不得|不应|不能|不超过|至少|以上|以下"
+)
 _SCHEDULE = re.compile(r"\bschedul\w*|安排在", re.IGNORECASE)
 _NAMES_IN = re.compile(r"^\s*(?:names|mentions|includes|gives|states|writes)\s+(?P<v>.+?)\s+in\s+the\s+", re.IGNORECASE)
 _NAMES_IN_ZH = re.compile(r"(?:中|里)(?:写明|注明|包含|提到|写出)(?P<v>.+?)\s*$")
@@ -204,6 +211,13 @@ def write_rule(
         params.append(("service_type", 0))
     if not named and not (task_type == "WU" and params):
         return None
+    if _EXCLUSIVE.search(text):
+        # "(no other write tool is called)" (the release's field-style first item): a write_call check finds the
+        # call, it cannot tell that no other write was made
+        return Skip("partial", "asks that no other write tool is called: a write_call check cannot verify that")
+    if _NEGATED_FIELD.search(_PAREN.sub("", text)):
+        # "Safety: the `dose` is NOT >= 500 mg" / "`dose`不为≥500 mg": a bound on a value, not a value
+        return Skip("comparison", "bounds or negates a parameter's value: a write_call check states one value")
     gold_tools = sorted({t for t, _a in gold_writes})
     tool = f"{named.group(1)}.create" if named else None
     if tool is None:
@@ -232,9 +246,10 @@ def write_rule(
         notes.append(f"{param} {expected[param]!r} ({how})")
     if named and not params:
         obj = (_CALL_FOR if lang == "en" else _CALL_FOR_ZH).search(text)
-        if obj and obj.group("v").strip():
+        candidates = mapped(obj.group("v")) if obj and obj.group("v").strip() else []
+        if candidates:  # an object the wording names (not any trailing words)
             param = "medication" if tool == "MedicationRequest.create" else "service_type"
-            chosen = _choose(param, mapped(obj.group("v")), gold)
+            chosen = _choose(param, candidates, gold)
             if isinstance(chosen, Skip):
                 return chosen
             if param in contract:

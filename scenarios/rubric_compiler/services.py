@@ -147,7 +147,7 @@ def compile_stored(
             if changed:
                 with transaction.atomic():
                     RubricItem.objects.bulk_update(changed, list(_FIELDS))
-                    transaction.on_commit(bump_suggestions_generation)
+                    bump_suggestions_generation()  # committed with the items: every process sees both at once
             bar.update(len(batch))
     return coverage
 

@@ -114,3 +114,61 @@ def analyte_cover(text: str) -> list[tuple[int, int]]:
 
 def analyte_keys(text: str) -> set[str]:
     return {key for _s, _e, key in lexicon.analyte_spans(text)}
+
+
+# The subject slot of an item ("cites <X> as 62 umol/L", "interprets <X> as within the normal range", ZH
+# "引用了<X>值为…", "将<X>解读为…"): the release names any lab or measure there (semantics file §3), so a plain
+# noun phrase in the slot is what the value or status is *of* — context, not a second claim. A slot that holds
+# a conjunction, a preposition of a clause, a status or a comparison is not plain: the item says more.
+_SLOT_STOP_EN = frozenset(
+    """
+    and or but nor with without because given since due after before while which who whom whose that than to for
+    from into on in at by versus vs compared plus not no if when whether above below over under between within
+    outside exceeding less more greater higher lower increased decreased elevated normal abnormal low high rising
+    falling trend change changes changed risk patient patients he she they it his her their since despite per
+    should would must may might can could recommend recommends recommended
+    """.split()  # noqa: SIM905
+)
+_SLOT_LEAD_EN = re.compile(
+    r"^\s*(?:that\s+)?(?:(?:the|a|an|its|this|patient's|patients'|latest|most|recent|current|last|measured|serum"
+    r"|plasma|blood)\s+)*",
+    re.IGNORECASE,
+)
+_SLOT_TAIL_EN = re.compile(
+    r"\s*(?:(?:value|level|result|reading|concentration|measurement)s?\s*)?"
+    r"(?:\b(?:as|of|is|was|are|were|at|equal to|to be|reported as)\b|[=:])?\s*$",
+    re.IGNORECASE,
+)
+_SLOT_WORD_EN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9'+/().-]*$")
+_SLOT_STOP_ZH = re.compile(
+    r"[和与及并且或因由而但将把被比自从对较，,、；;。：:（）()]|偏高|偏低|升高|降低|正常|异常|高于|低于|超过|不足|患者|风险"
+    r"|以来|之后|以后|之前|以前|期间|趋势|变化"
+)
+_SLOT_FACT_KINDS = ("route", "status", "diagnosis", "symptom", "finding", "organism")
+_SLOT_TAIL_ZH = re.compile(r"(?:的)?(?:值|水平|结果|数值|浓度|读数)?(?:为|是|达|=|：|:)?\s*$")
+_SLOT_LEAD_ZH = re.compile(r"^\s*(?:了)?(?:结论[：:，,]?\s*)?(?:该|患者的?|最近一次的?|最新的?|当前的?|目前的?|血清)*")
+
+
+def subject_slot(text: str, start: int, end: int, *, lang: str) -> tuple[int, int] | None:
+    """The span of a plain noun phrase filling ``text[start:end]`` (between the verb and the value or status),
+    with articles, "value/level" and the copula around it; None when the slot says more than a name."""
+    slot = text[start:end]
+    lead = (_SLOT_LEAD_EN if lang == "en" else _SLOT_LEAD_ZH).match(slot)
+    tail = (_SLOT_TAIL_EN if lang == "en" else _SLOT_TAIL_ZH).search(slot, lead.end())
+    body = slot[lead.end() : tail.start() if tail else len(slot)].strip()
+    if not body:
+        return None
+    if lang == "en":
+        words = body.split()
+        if len(words) > 5 or not all(_SLOT_WORD_EN.match(w) for w in words):
+            return None
+        if any(w.lower().strip("()") in _SLOT_STOP_EN for w in words) or DATE.search(body):
+            return None
+        if re.search(r"\d+(?:\.\d+)?\s*$", body) and not re.search(r"[A-Za-z]\d+$", body):
+            return None  # a number of its own ("creatinine 0.9"), not a name like "HbA1c" or "B12"
+    else:
+        if len(body) > 15 or _SLOT_STOP_ZH.search(body) or DATE.search(body) or NUMBER.fullmatch(body):
+            return None
+    if lexicon.find(body, lang=lang, kinds=_SLOT_FACT_KINDS):
+        return None  # a route, a status, a diagnosis … in the slot is a fact of its own ("口服羟考酮")
+    return start, end

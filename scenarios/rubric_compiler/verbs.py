@@ -21,6 +21,7 @@ JUDGEMENT_EN = frozenset(
     discusses discuss proposes propose advises advise summarizes summarises summarize asks ask checks check warns
     reassures counsels plans prioritizes distinguishes clarifies tailors adjusts attributes acknowledges
     notices reconciles verifies answers offers addresses connects
+    applies apply reasons infers
     """.split()  # noqa: SIM905
 )
 MENTION_ZH = (
@@ -42,6 +43,10 @@ MENTION_ZH = (
     "使用",
     "计算",
     "得出",
+    "引述",
+    "提供",
+    "陈述",
+    "表明",
 )
 JUDGEMENT_ZH = (
     "解释",
@@ -67,12 +72,17 @@ JUDGEMENT_ZH = (
     "判断",
     "按",
     "沿用",
+    "应用",
+    "推理",
 )
 _LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant|model)\s+", re.IGNORECASE)
 # Adverbs the release writes before the verb ("The answer correctly cites …", semantics file §3): manner, not
 # a claim of their own. Any "-ly" word there is one ("accurately", "explicitly", "clearly", "appropriately").
-_ADVERB_EN = re.compile(r"\s*(?:[A-Za-z]+ly|also|both)\b(?:\s*,)?", re.IGNORECASE)
-_LEAD_ZH = re.compile(r"^\s*(?:答案|回答|模型|回复)?\s*(?:(?:正确|准确|明确|清楚|清晰|恰当|合理|完整|同时|也)地?)*")
+# Two adverbs may be joined ("correctly and explicitly cites", "正确且明确地引用").
+_ADVERB_EN = re.compile(r"\s*(?:[A-Za-z]+ly|also|both|and)\b(?:\s*,)?", re.IGNORECASE)
+ADVERBS_EN = r"(?:(?:[a-z]+ly|also|and)\s+)*"  # for the rules' own lead patterns
+ADVERBS_ZH = r"(?:(?:正确|准确|明确|清楚|清晰|恰当|适当|合理|完整|同时|也|如实|具体)(?:无误)?地?(?:且|并且|而且|、)?)*"
+_LEAD_ZH = re.compile(r"^\s*(?:答案|回答|模型|回复)?\s*" + ADVERBS_ZH)
 
 
 def lead_en(text: str) -> tuple[str, int]:
@@ -116,3 +126,14 @@ def is_mention(text: str, *, lang: str) -> bool:
         return verb in MENTION_EN
     verb, _end = lead_zh(text)
     return verb in MENTION_ZH
+
+
+# "将<X>引用为<值>" (a translation of "cites <X> as <v>"): the mention verb after its object; read as "引用<X>为<值>".
+# Interpretations keep their order (将<X>解读为…: rules_status reads them so).
+_OBJECT_FIRST_ZH = re.compile(
+    r"(?:将|把)(?P<x>[^，,。；;]{1,20}?)(?P<v>引用|引述|记录|报告|列|写|标注|给出|描述|注明|计算)为"
+)
+
+
+def normalise_zh(text: str) -> str:
+    return _OBJECT_FIRST_ZH.sub(lambda m: f"{m.group('v')}{m.group('x')}为", text, count=1)

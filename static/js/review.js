@@ -1,8 +1,7 @@
-// Review screens: keyboard flow (j/k next/previous turn, a approve, r reject, e edit, g guidelines, ? help), the edit
-// lease (taken when the editor opens, renewed by the #lease heartbeat, released when it closes),
-// "use A/B/mine/current" buttons that copy a value into a field, and extra new-rubric-item rows.
-// Typed work is never dropped: unsaved editor changes make the browser ask before leaving the page, and Approve
-// with unsaved changes asks and submits them as the reviewer's edit (the editor's "Submit edit (approve)").
+// Review screens: keyboard flow (j/k next/previous pending turn, a approve, r reject then 1-9 + Enter, u undo,
+// e editor, Ctrl+Enter save, g guidelines, ? help), the decision bar's Edit and Save buttons, the edit lease
+// (taken when the editor opens, renewed by the #lease heartbeat, released when it closes), "use A/B/mine/current"
+// buttons that copy a value into a field, and extra new-rubric-item rows. Typed work: js/draft.js.
 (function () {
   "use strict";
   function typing(target) {
@@ -18,33 +17,38 @@
     var el = document.getElementById(id);
     if (el) { el.click(); }
   }
-  function openEditor() {
+  function toggleEditor(open) {
     var panel = document.getElementById("edit-panel");
     if (!panel) { return; }
-    panel.open = true;
-    var first = panel.querySelector("textarea");
-    if (first) { first.focus(); }
+    panel.open = open === undefined ? !panel.open : open;
+    if (panel.open) {
+      var first = panel.querySelector("#edit-form textarea");
+      panel.scrollIntoView({ block: "start" });
+      if (first) { first.focus({ preventScroll: true }); }
+    }
   }
+  function saveButton() { return document.getElementById("save-draft") || document.getElementById("save-edit"); }
   document.addEventListener("keydown", function (event) {
+    // Ctrl+Enter (Cmd+Enter): save the draft, also while typing in the editor.
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && event.target.closest &&
+        event.target.closest("#edit-panel, #decision-bar")) {
+      var save = saveButton();
+      if (save) { event.preventDefault(); save.click(); }
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) { return; }
     var help = document.getElementById("shortcuts");
     switch (event.key) {
       case "j": go("next"); break;
       case "k": go("prev"); break;
-      case "a": {
-        // The shortcut approves and moves on to the next queued turn, which offers Undo for a minute;
-        // the button itself approves and stays on this turn.
-        var advance = document.getElementById("approve-advance");
-        if (advance) { advance.value = "1"; }
-        click("approve-btn");
-        break;
-      }
+      case "a": click("approve-btn"); break;  // then on to the next pending turn, with Undo offered there
       case "r": {
         var reason = document.getElementById("reject-reason");
-        if (reason) { reason.focus(); }
+        if (reason) { reason.focus(); reason.classList.add("armed"); }
         break;
       }
-      case "e": openEditor(); break;
+      case "u": click("undo-btn"); break;
+      case "e": toggleEditor(); break;
       case "g": {
         var guidelines = document.getElementById("guidelines-panel");
         if (guidelines) { guidelines.open = !guidelines.open; }
@@ -55,53 +59,35 @@
     }
     event.preventDefault();
   });
-
-  // --- unsaved editor changes ---------------------------------------------------------------------------------
-  // "Unsaved" = typed since the form was drawn or last saved. A field counts once, whatever was typed in it.
-  var changed = new Set();
-  function editForm() { return document.getElementById("edit-form"); }
-  function noteChange(event) {
-    var form = editForm();
-    if (form && event.target && event.target.form === form && event.target.name) { changed.add(event.target.name); }
-  }
-  document.addEventListener("input", noteChange);
-  document.addEventListener("change", noteChange);  // checkboxes and selects
-  // A save that answered 2xx stored what the form held (a draft, a new version, a submission).
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var form = editForm();
-    if (event.detail.successful && form && (event.detail.elt === form || event.detail.elt.form === form)) {
-      changed.clear();
+  // In the reject reason list: a number key picks that reason, Enter submits (the list does not open).
+  document.addEventListener("keydown", function (event) {
+    var select = event.target;
+    if (!select || select.id !== "reject-reason" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (/^[1-9]$/.test(event.key) && Number(event.key) < select.options.length) {
+      event.preventDefault();
+      select.selectedIndex = Number(event.key);
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      select.form.requestSubmit();
     }
   });
-  window.addEventListener("beforeunload", function (event) {
-    if (changed.size && editForm()) { event.preventDefault(); event.returnValue = ""; }
-  });
-  // Approve (button or `a`) with unsaved changes: ask, and offer to submit them with the approval.
-  document.addEventListener("submit", function (event) {
-    var approve = document.getElementById("approve-btn");
-    var dialog = document.getElementById("unsaved-dialog");
-    var submitEdit = document.getElementById("submit-edit");
-    if (!approve || event.target !== approve.form || !changed.size || !dialog || !submitEdit) { return; }
-    event.preventDefault();
-    event.stopPropagation();
-    var button = document.getElementById("approve-with-changes");
-    button.textContent = changed.size === 1 ? button.dataset.one : button.dataset.many.replace("N", changed.size);
-    dialog.showModal();
-    button.focus();
-  }, true);
+  // The decision bar's Edit and Save buttons.
   document.addEventListener("click", function (event) {
-    var dialog = document.getElementById("unsaved-dialog");
-    if (!dialog || !event.target) { return; }
-    if (event.target.id === "approve-with-changes") {
-      dialog.close();
-      var submitEdit = document.getElementById("submit-edit");
-      if (submitEdit) { submitEdit.click(); }
-    } else if (event.target.id === "unsaved-cancel") {
-      dialog.close();
-      var panel = document.getElementById("edit-panel");
-      if (panel) { panel.open = true; }
+    var target = event.target && event.target.closest ? event.target.closest("button") : null;
+    if (!target) { return; }
+    if (target.id === "edit-toggle") { toggleEditor(); } else if (target.id === "bar-save") {
+      var save = saveButton();
+      if (save) { save.click(); }
     }
   });
+  document.addEventListener("toggle", function (event) {
+    if (!event.target || event.target.id !== "edit-panel") { return; }
+    var toggle = document.getElementById("edit-toggle");
+    var barSave = document.getElementById("bar-save");
+    if (toggle) { toggle.setAttribute("aria-expanded", String(event.target.open)); }
+    if (barSave) { barSave.hidden = !event.target.open; }
+  }, true);
 
   // Lease: the toggle event does not bubble, so listen in the capture phase.
   document.addEventListener("toggle", function (event) {

@@ -26,18 +26,35 @@ SECRETS = (
 )
 
 
-@pytest.fixture
-def blind_setup(admin_user):
-    """``me`` and PARTNER review one session; on turn 1 both submitted (an agreement pair exists); on
-    turn 0 the partner has a draft rejection, a proposed edit, a comment and the live edit lease."""
+# A third reviewer (issue 36, F3): their submitted rejection of turn 0 stays as hidden as the partner's draft.
+THIRD = "zz_hidden_third"
+THIRD_SECRETS = (THIRD, "HIDDEN-THIRD-REASON submitted rejection", "HIDDEN-THIRD-PROPOSAL answer text")
+
+
+@pytest.fixture(params=[2, 3], ids=["2-reviewers", "3-reviewers"])
+def blind_setup(request, admin_user):
+    """``me`` and PARTNER (and with 3 reviewers THIRD) review one session; on turn 1 all submitted (agreement
+    pairs exist); on turn 0 the partner has a draft rejection, a proposed edit, a comment and the live edit
+    lease, and THIRD has submitted a rejection with an edit."""
     me, partner = make_user("blind_me", "reviewer"), make_user(PARTNER, "reviewer")
+    others = [partner] + ([make_user(THIRD, "reviewer")] if request.param == 3 else [])
     session = complete_session()
-    for reviewer in (me, partner):
+    for reviewer in (me, *others):
         services.assign(session=session, reviewer=reviewer, by=admin_user)
     done = session.turns.get(index=1)
-    for reviewer in (me, partner):
+    for reviewer in (me, *others):
         services.submit_review(turn=done, reviewer=reviewer, decision="approve", base_version=done.version)
     turn = session.turns.get(index=0)
+    if request.param == 3:
+        services.submit_review(
+            turn=turn,
+            reviewer=others[1],
+            decision="reject",
+            reject_reason="unsafe",
+            reason=THIRD_SECRETS[1],
+            proposed={"answer_en": THIRD_SECRETS[2]},
+            base_version=turn.version,
+        )
     services.save_draft_review(
         turn=turn,
         reviewer=partner,
@@ -56,7 +73,7 @@ def blind_setup(admin_user):
 def _assert_blind(response, what: str) -> None:
     assert response.status_code < 500, what
     body = response.content.decode()
-    for secret in SECRETS:
+    for secret in (*SECRETS, *THIRD_SECRETS):
         assert secret not in body, f"{what} shows {secret!r}"
 
 
@@ -76,6 +93,7 @@ def test_reviewer_sees_nothing_of_the_co_reviewer_anywhere(client, blind_setup):
     posts = {
         "lease": (reverse("annotations:lease", args=[pk]), {}),
         "comment": (reverse("annotations:comment", args=[pk]), {"text": "another note of mine"}),
+        "discard_draft": (reverse("annotations:discard_draft", args=[pk]), {}),  # no draft yet: nothing to do
         "edit": (reverse("annotations:edit", args=[pk]), {"base_version": turn.version, "answer_zh": "我的草稿"}),
         "merge": (reverse("annotations:merge", args=[pk]), {"base_version": turn.version}),
         "release_lease": (reverse("annotations:release_lease", args=[pk]), {}),
@@ -134,3 +152,69 @@ def test_dashboard_pairs_of_a_reviewer_are_unnamed(client, blind_setup, adjudica
     assert "another reviewer" in body and PARTNER not in body
     client.force_login(adjudicator)
     assert PARTNER in client.get(reverse("annotations:dashboard")).content.decode()
+
+
+# --- issue 36 (F3, F8): with three reviewers, the dashboard's aggregates follow the same rule -----------------
+
+
+@pytest.fixture
+def three_reviewers(admin_user):
+    """rev_a, rev_b and rev_c review one session; turn 1 is fully reviewed (every pair has a unit), on turn 0
+    rev_a has submitted and the others not yet (issue 36's probe: the turn is blind to rev_a)."""
+    names = ("tri_a", "tri_b", "tri_c")
+    users = [make_user(name, "reviewer") for name in names]
+    session = complete_session()
+    for reviewer in users:
+        services.assign(session=session, reviewer=reviewer, by=admin_user)
+    done = session.turns.get(index=1)
+    for reviewer in users:
+        services.submit_review(turn=done, reviewer=reviewer, decision="approve", base_version=done.version)
+    turn = session.turns.get(index=0)
+    services.submit_review(turn=turn, reviewer=users[0], decision="approve", base_version=turn.version)
+    return users, session
+
+
+def _figures(client, user) -> str:
+    """The numbers a reviewer's dashboard shows: the status table and the agreement section (units, pairs)."""
+    client.force_login(user)
+    body = client.get(reverse("annotations:dashboard")).content.decode()
+    table = body.split('id="by-reviewer"', 1)[1].split("</table>", 1)[0]
+    return table + body.split('id="agreement"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_co_reviewers_rejection_does_not_move_my_dashboard_while_the_turn_is_blind(client, three_reviewers):
+    """F3: reviewer 2 rejecting turn 0 (which reviewer 1 submitted) changed reviewer 1's pairwise agreement
+    although reviewer 3 had not submitted: the turn is still blind to reviewer 1."""
+    (a, b, c), session = three_reviewers
+    turn = session.turns.get(index=0)
+    before = _figures(client, a)
+    services.submit_review(turn=turn, reviewer=b, decision="reject", reject_reason="unsafe", base_version=turn.version)
+    assert blind.hidden_users(turn=turn, user=a) == {b.pk, c.pk}
+    assert _figures(client, a) == before
+    # Once reviewer 3 is in, the turn is revealed and its ratings count.
+    services.submit_review(turn=turn, reviewer=c, decision="approve", base_version=turn.version)
+    assert blind.hidden_users(turn=turn, user=a) == frozenset()
+    assert _figures(client, a) != before
+
+
+def test_my_dashboard_counts_do_not_move_when_a_co_reviewer_submits(client, three_reviewers):
+    """F8: the decision and rubric-item counts grew by one turn and by its rubric size (+3) when a co-reviewer
+    submitted a turn that reviewer 1 has not reviewed."""
+    (a, b, c), session = three_reviewers
+    turn = session.turns.get(index=2)
+    before = _figures(client, a)
+    for reviewer in (b, c):
+        services.submit_review(turn=turn, reviewer=reviewer, decision="reject", reject_reason="unsafe", base_version=1)
+        assert _figures(client, a) == before, reviewer.username
+    # Reviewer 1's own submission counts at once (their own work), and reveals the turn.
+    services.submit_review(turn=turn, reviewer=a, decision="approve", base_version=1)
+    assert _figures(client, a) != before
+
+
+def test_adjudicators_dashboard_counts_every_submitted_review(client, three_reviewers, adjudicator):
+    """The blind rule is for reviewers: an adjudicator's figures move with every submission."""
+    (_a, b, _c), session = three_reviewers
+    turn = session.turns.get(index=2)
+    before = _figures(client, adjudicator)
+    services.submit_review(turn=turn, reviewer=b, decision="reject", reject_reason="unsafe", base_version=1)
+    assert _figures(client, adjudicator) != before

@@ -44,3 +44,29 @@ def test_the_end_of_the_queue_wraps_round_to_what_was_skipped(queue):
     assert selectors.next_pending(user=reviewer, after=turns[-1].pk) == turns[0].pk
     _approve(turns[0], reviewer)
     assert selectors.next_pending(user=reviewer, after=turns[0].pk) is None
+
+
+def test_progress_counts_what_no_longer_waits_for_the_reviewer(queue):
+    reviewer, turns = queue
+    assert selectors.review_progress(user=reviewer) == {"done": 0, "total": 8}
+    _approve(turns[1], reviewer)
+    _approve(turns[5], reviewer)
+    assert selectors.review_progress(user=reviewer) == {"done": 2, "total": 8}
+    # Another reviewer's sessions and decisions do not move this reviewer's count.
+    other = make_user("dr_other", "reviewer")
+    services.assign(session=complete_session(), reviewer=other, by=None)
+    assert selectors.review_progress(user=reviewer) == {"done": 2, "total": 8}
+    assert selectors.review_progress(user=other) == {"done": 0, "total": 4}
+
+
+def test_j_and_k_step_over_pending_turns_unless_finished_ones_are_asked_for(client, queue):
+    reviewer, turns = queue
+    _approve(turns[1], reviewer)
+    client.force_login(reviewer)
+    page = client.get(f"/review/turns/{turns[0].pk}/").content.decode()
+    assert f'data-next="/review/turns/{turns[2].pk}/"' in page  # turn 1 (finished) passed over
+    assert 'id="finished-toggle"' in page and "0 / 8" not in page and "1 / 8 done" in page
+    page = client.get(f"/review/turns/{turns[0].pk}/?finished=1").content.decode()
+    assert f'data-next="/review/turns/{turns[1].pk}/?finished=1"' in page
+    page = client.get(f"/review/turns/{turns[2].pk}/").content.decode()
+    assert f'data-prev="/review/turns/{turns[0].pk}/"' in page

@@ -50,7 +50,10 @@ def test_no_undo_once_the_co_review_decided_the_turn(client, assigned, reviewers
     _approve(client, turn, advance="1")
     turn.refresh_from_db()
     assert turn.status == TurnState.APPROVED
-    assert 'id="undo-banner"' not in client.get(f"/review/?undo={turn.pk}").content.decode()
+    # Finalising the last co-review is confirmed too (issue 35), without an Undo that would be refused.
+    page = client.get(f"/review/?undo={turn.pk}").content.decode()
+    assert 'id="submitted-confirmation"' in page and 'id="undo-btn"' not in page
+    assert "can no longer be withdrawn" in page
     response = client.post(f"/review/turns/{turn.pk}/undo/", follow=True)
     assert "can no longer be withdrawn" in response.content.decode()
     assert Review.objects.get(turn=turn, reviewer=reviewers[0]).submitted_at is not None

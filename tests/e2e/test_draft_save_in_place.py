@@ -66,7 +66,7 @@ def test_draft_saves_leave_the_editor_in_place(page, live_server, screenshot_dir
     review.refresh_from_db()
     assert review.proposed["answer_en"] == "An answer typed with a broken call."
     page.click("#submit-edit")
-    page.wait_for_selector("#actions .banner-ok:has-text('Review submitted.')")
+    page.wait_for_selector("#submitted-confirmation")  # on the next pending turn, which confirms and offers Undo
     review.refresh_from_db()
     assert review.submitted and review.decision == "approve"
     assert review.proposed["answer_en"] == "An answer typed with a broken call."

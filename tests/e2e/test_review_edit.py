@@ -51,7 +51,7 @@ def test_edit_rubric_and_chinese_request_then_submit(page, live_server, screensh
     page.wait_for_selector("#lease[data-state=mine]")
 
     page.click("#submit-edit")
-    page.wait_for_selector("#actions .banner-ok:has-text('Review submitted.')")
+    page.wait_for_selector("#submitted-confirmation")  # on the next pending turn, which confirms and offers Undo
     page.screenshot(path=str(screenshot_dir / "edit_submitted.png"), full_page=True)
     review.refresh_from_db()
     assert review.submitted and review.decision == "approve" and review.has_edits
@@ -75,7 +75,7 @@ def test_edit_rubric_and_chinese_request_then_submit(page, live_server, screensh
     page.select_option("#reject-reason", "not_grounded")
     page.fill("#reject-form input[name=reason]", "no such lab in the record")
     page.click("#reject-btn")
-    page.wait_for_selector("#actions .banner-ok")
+    page.wait_for_selector("#submitted-confirmation")  # on to the next pending turn, which confirms it
     page.screenshot(path=str(screenshot_dir / "edit_rejected.png"), full_page=True)
     rejected = Review.objects.get(turn=other, reviewer=reviewer)
     assert (rejected.decision, rejected.reject_reason, rejected.reason) == (

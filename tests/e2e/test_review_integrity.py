@@ -40,7 +40,7 @@ def test_blind_review_page_hides_the_co_reviewer(page, live_server, screenshot_d
     page.screenshot(path=str(screenshot_dir / "review_blind.png"), full_page=True)
 
 
-def test_submitting_refreshes_the_whole_review_screen(page, live_server, screenshot_dir):
+def test_submitting_a_draft_says_so_then_moves_on_and_the_turn_shows_the_decision(page, live_server, screenshot_dir):
     me = user_with_password("dr_submit", "reviewer")
     session = complete_session()
     services.assign(session=session, reviewer=me, by=None)
@@ -51,10 +51,16 @@ def test_submitting_refreshes_the_whole_review_screen(page, live_server, screens
     page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
     page.wait_for_selector("h1:has-text('Turn 1 ·')")
     assert "draft" in page.inner_text("section.card:has(h2:text-is('Reviews'))")
+    # The saved draft is on the screen, and the button says what it submits (issue 35).
+    assert page.input_value("#field-answer_en") == "My drafted answer."
+    assert page.inner_text("#approve-btn").startswith("Approve with draft (1 change)")
+    assert "draft: 1 change" in page.inner_text("#draft-badge")
     page.click("#approve-btn")
-    # The page reloads: the panel shows the message again, the reviews list no longer says "draft".
-    page.wait_for_selector("#actions .banner-ok:has-text('Review submitted.')")
-    page.wait_for_load_state()
+    # On to the next pending turn, which confirms what was submitted.
+    page.wait_for_selector("#submitted-confirmation")
+    assert "Submitted turn 1" in page.inner_text("#submitted-confirmation")
+    assert page.is_visible("h1:has-text('Turn 2 ·')")
+    page.goto(f"{live_server.url}/review/turns/{turn.pk}/")
     assert "approve" in page.inner_text("#my-decision")
     reviews = page.inner_text("section.card:has(h2:text-is('Reviews'))")
     assert "draft" not in reviews and "approve" in reviews

@@ -51,24 +51,27 @@ def test_review_turns_from_the_keyboard(page, live_server, screenshot_dir):
     page.wait_for_selector("#undo-banner")
     assert "Approve" in page.inner_text("#undo-banner") or "approve" in page.inner_text("#undo-banner")
     page.screenshot(path=str(screenshot_dir / "review_approved.png"), full_page=True)
-    # Undo withdraws it: the first turn is back in the queue as a draft, then approved with the button (stays).
+    # Undo withdraws it: the first turn is back in the queue as a draft, then approved with the button (moves on).
     page.click("#undo-btn")
-    page.wait_for_load_state()
-    page.goto(f"{live_server.url}/review/turns/{first.pk}/")
+    page.wait_for_url(f"**/review/turns/{first.pk}/")
     page.wait_for_selector("#approve-btn")
     page.click("#approve-btn")
-    page.wait_for_selector("#actions .banner-ok")
-    assert "approve" in page.inner_text("#my-decision")
+    page.wait_for_url(f"**/review/turns/{second.pk}/?undo={first.pk}")
 
-    # j to the next turn, r to reject it with a reason.
-    page.keyboard.press("j")
-    page.wait_for_url(f"**/review/turns/{second.pk}/")
+    # r to reject the second turn: a number key picks the reason, Enter submits and moves on.
+    page.wait_for_selector("#reject-reason")
+    page.locator("body").click(position={"x": 5, "y": 5})
     page.keyboard.press("r")
     assert page.evaluate("document.activeElement.id") == "reject-reason"
-    page.select_option("#reject-reason", "false_premise")
+    false_premise = page.eval_on_selector_all(
+        "#reject-reason option", "(opts) => opts.findIndex((o) => o.value === 'false_premise')"
+    )
+    page.keyboard.press(str(false_premise))
+    assert page.input_value("#reject-reason") == "false_premise"
     page.fill("#reject-form input[name=reason]", "the record says 5 mg")
-    page.press("#reject-form input[name=reason]", "Enter")
-    page.wait_for_selector("#actions .banner-ok")
+    page.focus("#reject-reason")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#submitted-confirmation")
     page.screenshot(path=str(screenshot_dir / "review_rejected.png"), full_page=True)
 
     reviews = {r.turn_id: r for r in Review.objects.filter(reviewer=reviewer, submitted_at__isnull=False)}

@@ -40,7 +40,7 @@ def test_approve_with_an_edited_editor_asks_and_submits_the_changes(page, live_s
     page.keyboard.press("a")  # the shortcut goes through the same question
     page.wait_for_selector("#unsaved-dialog[open]")
     page.click("#approve-with-changes")
-    page.wait_for_selector("#my-decision")
+    page.wait_for_selector("#submitted-confirmation")  # on to the next pending turn, which confirms it
     review = Review.objects.get(turn=turn, reviewer=reviewer)
     assert review.submitted and review.decision == "approve"
     assert review.proposed["answer_en"] == NEW_ANSWER

@@ -1,5 +1,6 @@
-"""Undo after every kind of submission (issue 35): the Approve button and Reject now offer Undo on the turn's page,
-as `a` always did on the next turn; Undo withdraws the decision and the turn is back to review."""
+"""Undo after every kind of submission (issue 35): the Approve button and Reject move on to the next pending turn, as
+`a` does, and that page confirms the decision and offers Undo (button and `u`); Undo withdraws the decision and the
+turn is back to review."""
 
 import pytest
 
@@ -22,17 +23,20 @@ def test_undo_after_the_approve_button_and_after_reject(page, live_server):
 
     page.goto(f"{live_server.url}/review/turns/{first.pk}/")
     page.click("#approve-btn")
-    page.wait_for_selector("#undo-banner")
-    assert "Review submitted." in page.inner_text("#actions")
-    page.click("#undo-btn")
+    # On to the next pending turn, which confirms the decision and offers Undo (button and `u`).
+    page.wait_for_url(f"**/review/turns/{second.pk}/?undo={first.pk}")
+    assert "Submitted turn 1" in page.inner_text("#submitted-confirmation")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("u")
+    page.wait_for_url(f"**/review/turns/{first.pk}/")
     page.wait_for_selector("#approve-btn")
     assert not Review.objects.filter(turn=first, reviewer=reviewer, submitted_at__isnull=False).exists()
 
-    page.goto(f"{live_server.url}/review/turns/{second.pk}/")
     page.select_option("#reject-reason", index=1)
     page.click("#reject-btn")
-    page.wait_for_selector("#undo-banner")
-    assert Review.objects.get(turn=second, reviewer=reviewer).decision == "reject"
+    page.wait_for_url(f"**/review/turns/{second.pk}/?undo={first.pk}")
+    assert Review.objects.get(turn=first, reviewer=reviewer).decision == "reject"
+    assert "reject" in page.inner_text("#submitted-confirmation").lower()
     page.click("#undo-btn")
     page.wait_for_selector("#reject-btn")
-    assert not Review.objects.filter(turn=second, reviewer=reviewer, submitted_at__isnull=False).exists()
+    assert not Review.objects.filter(turn=first, reviewer=reviewer, submitted_at__isnull=False).exists()

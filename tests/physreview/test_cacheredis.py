@@ -76,3 +76,16 @@ def test_sessions_are_read_from_the_cache_only_when_it_is_redis(tmp_path):
         "django.core.cache.backends.locmem.LocMemCache",
         "django.contrib.sessions.backends.db",
     ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://127.0.0.1:6379/13", "redis://:s3cret@cache.internal:6380/2", "rediss://user:pw@cache.example:6379/0"],
+)
+def test_settings_accept_a_redis_cache_url(tmp_path, url):
+    """Issue 36, F10: a deployment with several server processes shares the cache through Redis (CACHE_URL);
+    the URL, password and database included, is handed to Django's Redis cache as it is."""
+    expression = "s.CACHES['default']['BACKEND'], s.CACHES['default']['LOCATION']"
+    result = print_settings(expression, env={"CACHE_URL": url}, var_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["core.cacheredis.ReusedClientRedisCache", url]

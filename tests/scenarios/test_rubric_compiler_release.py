@@ -195,8 +195,10 @@ def test_frozen_heldout_split_figures():
     rows = measure([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()])["rows"]
     total = rows["all"]
     # Issue 33 asks >= 70%: measured 140/204 (68.6%) once the two wordings must agree (150/204 before that rule);
-    # this guards the measured figure, the shortfall is reported, not hidden.
-    assert total["compiled"] / total["items"] >= 0.68
+    # then, once, after the grammar generalisation (subject slots, 解释为, …; commit 7330ccd): 144/204 (70.6%; EN
+    # 75.5%, ZH 68.6%; IL 61.1, DG 66.7, CR 70.0, WU 80.0): still short in ZH, IL and DG, reported, not hidden.
+    # This guards the measured figure.
+    assert total["compiled"] / total["items"] >= 0.70
     assert total["gold_pass_en"] == total["gold_pass_zh"] == total["compiled"]  # the gold answer passes every check
     assert total["perturbed_fail"] / total["value_checks"] >= 0.95
     assert total.get("wrongly_compiled", 0) == 0  # no judgement item compiled
