@@ -59,3 +59,35 @@ def test_wide_table_scrolls_in_its_box_with_a_cue(page, live_server, screenshot_
         page.wait_for_function(f"() => !document.getElementById('{box['id']}').classList.contains('overflow-right')")
         assert "overflow-left" in page.evaluate(BOX)["classes"]
         assert page.evaluate(SIDEWAYS) <= 0
+
+
+# The run page's figures and its turn list are as wide; the same box, hint and shade (at 390 px, the narrowest).
+OTHER_TABLES = {"runs/{id}/": "#run-metrics", "runs/{id}/turns/": "#turn-results"}
+
+
+def test_run_and_turn_tables_scroll_in_their_box(page, live_server, demo_cohort, tmp_path):
+    make_sessions(n=1)
+    call_command(
+        "runeval",
+        "--model",
+        "rules:oracle",
+        "--language",
+        "both",
+        "--sessions",
+        "all",
+        "--quiet",
+        "--output",
+        str(tmp_path / "oracle"),
+    )
+    run_id = json.loads((tmp_path / "oracle" / "summary.json").read_text())["run_id"]
+    user_with_password("res_narrow", "adjudicator")
+    login(page, live_server, "res_narrow")
+    page.set_viewport_size({"width": 390, "height": 900})
+    for path, table in OTHER_TABLES.items():
+        page.goto(f"{live_server.url}/results/{path.format(id=run_id)}")
+        page.wait_for_selector(table)
+        page.wait_for_load_state("load")
+        assert page.evaluate(SIDEWAYS) <= 0, path
+        box = page.evaluate(BOX.replace("#leaderboard", table))
+        assert box["scrollWidth"] > box["clientWidth"] and "overflow-right" in box["classes"], (path, box)
+        assert page.locator(f"[data-scroll-hint-for='{box['id']}']").is_visible(), path
