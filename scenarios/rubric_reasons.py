@@ -91,6 +91,7 @@ RULE_PARTS = {
     "tool": pgettext_lazy("compiled rule", "tool"),
     "all_of": pgettext_lazy("compiled rule", "all of"),
     "values": pgettext_lazy("compiled rule", "values"),
+    "dose_frequency": pgettext_lazy("compiled rule", "dose and frequency"),
 }
 _PARAM_NAME = re.compile(r"(?:^|; )([A-Za-z_]\w*) = ")
 

@@ -65,6 +65,7 @@ def attempt_language(
     for rule in (
         lambda: rules_facts.date_rule(text, lang=lang),
         lambda: rules_conjunction.values_rule(text, lang=lang),
+        lambda: rules_conjunction.dose_frequency_rule(text, lang=lang),
         lambda: rules_facts.value_rule(text, lang=lang),
         lambda: rules_facts.term_rule(text, lang=lang),
     ):
@@ -77,6 +78,13 @@ def _union(a: list[str], b: list[str]) -> list[str]:
     return list(dict.fromkeys([*a, *b]))
 
 
+def _part_key(check: dict[str, Any]) -> tuple[str, str]:
+    """What a part of an ``all_of`` states, for comparing the two languages' parts (a term by its phrase list)."""
+    if check["kind"] == "value_unit":
+        return ("value", f"{check['value']:g} {check['unit'].casefold()}")
+    return (check["kind"], repr(sorted([*check.get("en", []), *check.get("zh", [])])))
+
+
 def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
     a, b = en.check, zh.check
     if a["kind"] != b["kind"]:
@@ -84,7 +92,7 @@ def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
     kind = a["kind"]
     if kind == "all_of":
         # the translation states the same values (in its own order): every part must agree
-        pairs = [sorted((c["value"], c["unit"].casefold()) for c in x["checks"]) for x in (a, b)]
+        pairs = [sorted(_part_key(c) for c in x["checks"]) for x in (a, b)]
         if pairs[0] != pairs[1]:
             return Skip("languages disagree", "EN and ZH state different sets of values")
         return Candidate(a, en.rule, min(0.99, en.confidence + 0.1), en.explanation)

@@ -48,3 +48,54 @@ def values_rule(text: str, *, lang: str) -> Candidate | None:
         0.8,
         f"the answer must state every value ({shown}), each to the decimals written",
     )
+
+
+# A dose with its frequency ("cites the apixaban dose as 5 mg BID", ZH "引用了阿哌沙班剂量为5毫克 BID"): the dose and
+# the frequency are both the item, so both are checked. Only frequencies whose wording no other frequency contains
+# ("daily" is inside "twice daily", 每日 inside 每日两次) and that an answer cannot contain by accident ("bid" is
+# inside "comorbidity": the phrases keep the space or bracket before it).
+_FREQUENCIES: dict[str, tuple[str, list[str]]] = {
+    "BID": (
+        r"BID|b\.i\.d\.?|twice daily|twice a day|twice-daily|every 12 hours|q12h"
+        r"|每日两次|每日2次|每天两次|一天两次|每12小时一次",
+        [
+            *(" bid", "(bid", "/bid", "克bid", "mgbid", "b.i.d", "twice daily", "twice a day", "twice-daily"),
+            *("every 12 hours", "q12h", "每日两次", "每日2次", "每天两次", "一天两次", "每12小时"),
+        ],
+    ),
+    "TID": (
+        r"TID|t\.i\.d\.?|three times daily|three times a day|every 8 hours|q8h"
+        r"|每日三次|每日3次|每天三次|一天三次|每8小时一次",
+        [
+            *(" tid", "(tid", "/tid", "克tid", "mgtid", "t.i.d", "three times daily", "three times a day"),
+            *("every 8 hours", "q8h", "每日三次", "每日3次", "每天三次", "一天三次", "每8小时"),
+        ],
+    ),
+}
+_DOSE_UNITS = frozenset({"mg", "mcg", "g", "units", "UNIT", "mL", "mEq"})
+
+
+def dose_frequency_rule(text: str, *, lang: str) -> Candidate | None:
+    numbers = tx.values(text, lang=lang)
+    if len(numbers) != 1 or numbers[0].unit not in _DOSE_UNITS or not is_mention(text, lang=lang):
+        return None
+    v = numbers[0]
+    for name, (pattern, phrases) in _FREQUENCIES.items():
+        m = re.match(rf"\s*(?:{pattern})(?![A-Za-z])", text[v.end :], re.IGNORECASE)
+        if not m:
+            continue
+        found = rules_facts.value_rule(text[: v.end] + text[v.end + m.end() :], lang=lang)
+        if not isinstance(found, Candidate) or found.check["kind"] != "value_unit":
+            return None
+        freq = {
+            "kind": "term",
+            "en": [p for p in phrases if p.isascii()],
+            "zh": [p for p in phrases if not p.isascii()],
+        }
+        return Candidate(
+            {"kind": "all_of", "checks": [found.check, freq]},
+            "all_of/dose_frequency",
+            0.8,
+            f"the answer must state the dose {v.text} {v.unit} and the frequency {name}",
+        )
+    return None

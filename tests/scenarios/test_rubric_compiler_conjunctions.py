@@ -7,6 +7,8 @@ each has a case that must NOT compile. Where the phrasing comes from:
   one item may cite two values ("cites <lab> as <v> <unit> and <lab> as <v> <unit>"); the semantics file
   (``shared/formats/pab-release-semantics.md``) §3: "The answer correctly cites <lab> as <v> <unit>", the Chinese
   item a translation of the English one (so both must state the same values);
+* semantics file §3: ZH items "keep BID" (a dose with its frequency: "cites the <drug> dose as <dose> <freq>",
+  the release's compact order lines "5mg PO/NG"); both the dose and the frequency are the item;
 * semantics file §3 "…cites <lab> as <v> <unit>" with any lab the EHR charts, hence units no table lists (fL,
   uIU/mL);
 * semantics file §3 "The answer orders <drug> at <dose> <freq> for <indication>" / "…does NOT order
@@ -224,3 +226,39 @@ def test_all_of_checks_are_validated_and_shown():
             validate_rubric_check(bad)
     shown = check_sentence({"kind": "all_of", "checks": [part, {**part, "value": 1.5, "unit": "mg/dL"}]})
     assert "3.2 mEq/L" in shown and "1.5 mg/dL" in shown
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        ("The answer correctly cites the digoxin dose as 0.125 mg BID", "答案正确引用了地高辛剂量为0.125毫克 BID"),
+        ("The answer states digoxin as 0.125 mg twice daily", "答案引用了地高辛为0.125毫克每日两次"),
+    ],
+)
+def test_a_dose_with_its_frequency_checks_both(en, zh):
+    out = _compile(en, zh)
+    assert out.compiled is not None, out.explanation
+    check = out.compiled.check
+    assert check["kind"] == "all_of" and out.compiled.rule == "all_of/dose_frequency"
+    for answer in ("Digoxin 0.125 mg BID is active.", "地高辛0.125毫克BID。", "digoxin 0.125 mg twice daily"):
+        assert _passes(check, answer), answer
+    for answer in ("Digoxin 0.25 mg BID.", "Digoxin 0.125 mg daily; comorbidities noted.", "地高辛0.125毫克每日一次"):
+        assert not _passes(check, answer), answer
+
+
+@pytest.mark.parametrize(
+    ("en", "zh"),
+    [
+        # "daily" is inside "twice daily": no check tells them apart, so the item stays with a reader
+        ("The answer cites the digoxin dose as 0.125 mg daily", "答案引用了地高辛剂量为0.125毫克每日一次"),
+        # more than the dose and frequency
+        (
+            "The answer cites the digoxin dose as 0.125 mg BID and explains it",
+            "答案引用了地高辛剂量为0.125毫克 BID并解释",
+        ),
+        # the translation states another frequency
+        ("The answer cites the digoxin dose as 0.125 mg BID", "答案引用了地高辛剂量为0.125毫克每日三次"),
+    ],
+)
+def test_a_dose_with_a_frequency_no_check_can_hold_stays_unscored(en, zh):
+    assert _compile(en, zh).compiled is None
