@@ -63,7 +63,10 @@ def measure(items: list[dict[str, Any]]) -> dict[str, Any]:
             rows["all"][f"gold_pass_{lang}"] += ok
             if not ok:
                 failures.append(f"gold fails ({lang}) {item['en']} → {check}")
-        is_value = check["kind"] == "value_unit" or (check["kind"] == "write_call" and "dose" in check["params"])
+        parts = check["checks"] if check["kind"] == "all_of" else [check]
+        is_value = any(
+            p["kind"] == "value_unit" or (p["kind"] == "write_call" and "dose" in p["params"]) for p in parts
+        )
         if is_value:
             for lang in ("en", "zh"):
                 bad = judge_check(idx=0, check=check, answer=item[f"wrong_{lang}"], writes=bad_writes).passed

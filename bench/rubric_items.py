@@ -10,11 +10,13 @@ Chinese item is a translation of the English one, opening 答案…, drugs and u
 Every sentence and value here is our own. Paraphrase variation: adverbs before the verb or none,
 verb synonyms, "as"/"of"/"at"/"is", articles.
 
-Two vocabularies: ``dev`` (labs/drugs the compiler may be tuned on) and ``heldout`` (other labs,
-other drugs, other seeds). Each item carries the turn's gold answer (EN, ZH), a value-perturbed
-answer (every number changed, status words flipped), the gold write call and a perturbed one, and
-``expect``: ``check`` (a machine check can verify all of it) or ``judgement`` (reasoning, relations, or more
-than one check can verify, e.g. a bound on a value or "no other write tool": must stay unscored). Usage::
+Three vocabularies: ``dev`` (labs/drugs the compiler may be tuned on), ``heldout`` (other labs,
+other drugs, other seeds; measured twice, spent) and ``heldout2`` (a third set of labs and drugs in neither,
+same grammar, frozen before the third tuning round as ``rubric_items_heldout2.jsonl``). Each item carries
+the turn's gold answer (EN, ZH), a value-perturbed answer (every number changed, status words flipped),
+the gold write call and a perturbed one, and ``expect``: ``check`` (a machine check can verify all of it)
+or ``judgement`` (reasoning, relations, or more than one check can verify, e.g. a bound on a value or
+"no other write tool": must stay unscored). Usage::
 
     python bench/rubric_items.py dev --turns 48 --seed 1 > tests/scenarios/data/rubric_items_dev.jsonl
 
@@ -22,6 +24,8 @@ The dev split grew with the release's documented grammar after the held-out spli
 and 得出结论：…, 引用了…值 without 为, "concludes that no <drug> dose adjustment is needed", "does not recommend
 reducing the <drug> dose", "does NOT order <drug> <dose>", the field-style call and safety items): the frozen
 ``rubric_items_heldout.jsonl`` is the output of this generator at commit 702e784 and is never regenerated.
+``rubric_items_heldout2.jsonl`` is ``python bench/rubric_items.py heldout2 --turns 48 --seed 33`` at the commit
+that added it (frozen before tuning; never regenerated).
 """
 
 from __future__ import annotations
@@ -50,6 +54,15 @@ LABS = {
         ("calcium", "血钙", "mg/dL", "8.1", "8.4", "10.3"),
         ("bicarbonate", "碳酸氢盐", "mEq/L", "19", "22", "32"),
         ("platelet count", "血小板计数", "K/uL", "210", "150", "440"),
+    ],
+    # frozen before the issue-33 round 3 tuning (rubric_items_heldout2.jsonl): labs in neither set above
+    "heldout2": [
+        ("albumin", "白蛋白", "g/dL", "2.9", "3.5", "5.2"),
+        ("alanine aminotransferase", "丙氨酸氨基转移酶", "IU/L", "64", "0", "40"),
+        ("phosphate", "血磷", "mg/dL", "4.8", "2.7", "4.5"),
+        ("chloride", "血氯", "mEq/L", "101", "96", "108"),
+        ("hematocrit", "红细胞压积", "%", "31.2", "36", "48"),
+        ("troponin T", "肌钙蛋白T", "ng/mL", "0.08", "0", "0.01"),
     ],
 }
 # (en, zh, dose, route, freq, indication en, indication zh, class en, class zh, dose range, unsafe dose)
@@ -136,10 +149,59 @@ DRUGS = {
             "3000 mg",
         ),
     ],
+    "heldout2": [
+        (
+            "Warfarin",
+            "华法林",
+            "5 mg",
+            "oral",
+            "daily",
+            "mechanical heart valve",
+            "机械心脏瓣膜",
+            "vitamin K antagonist",
+            "维生素K拮抗剂",
+            ("2", "10"),
+            "20 mg",
+        ),
+        (
+            "Atorvastatin",
+            "阿托伐他汀",
+            "40 mg",
+            "oral",
+            "daily",
+            "hyperlipidemia",
+            "高脂血症",
+            "statin",
+            "他汀类药物",
+            ("10", "80"),
+            "160 mg",
+        ),
+        (
+            "Pantoprazole",
+            "泮托拉唑",
+            "40 mg",
+            "IV",
+            "BID",
+            "upper gastrointestinal bleeding",
+            "上消化道出血",
+            "proton pump inhibitor",
+            "质子泵抑制剂",
+            ("40", "80"),
+            "240 mg",
+        ),
+    ],
 }
-ADVERBS = {"dev": ["correctly ", "", "accurately "], "heldout": ["correctly ", "", "explicitly ", "clearly "]}
+ADVERBS = {
+    "dev": ["correctly ", "", "accurately "],
+    "heldout": ["correctly ", "", "explicitly ", "clearly "],
+    "heldout2": ["correctly ", "", "accurately ", "explicitly ", "clearly "],
+}
 ZH_ADVERB = {"correctly ": "正确", "accurately ": "准确", "explicitly ": "明确", "clearly ": "明确", "": ""}
-CITE_VERBS = {"dev": ["cites", "states"], "heldout": ["cites", "reports", "gives"]}
+CITE_VERBS = {
+    "dev": ["cites", "states"],
+    "heldout": ["cites", "reports", "gives"],
+    "heldout2": ["cites", "states", "reports", "gives"],
+}
 ZH_INTERPRET = ["解读为", "解释为", "判读为"]
 ZH_ROUTE = {"oral": "口服", "IV": "静脉", "subcutaneous": "皮下"}
 ZH_FREQ = {"BID": "BID", "daily": "每日一次"}

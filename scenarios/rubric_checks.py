@@ -6,6 +6,10 @@ Shapes (``check`` is ``None`` when an item can only be judged by reading)::
     {"kind": "term", "en": ["hyperkalaemia", "hyperkalemia"], "zh": ["高钾血症"]}
     {"kind": "write_call", "tool": "MedicationRequest.create", "params": {"medication": "furosemide"}}
     {"kind": "must_not_recommend", "en": ["ibuprofen"], "zh": ["布洛芬"]}
+    {"kind": "all_of", "checks": [{"kind": "value_unit", …}, {"kind": "value_unit", …}]}  # every part must hold
+
+``all_of`` is one item that states several facts, each checkable ("cites potassium as 3.2 mEq/L and magnesium
+as 1.5 mg/dL", issue 33): two to six checks of the other kinds, all of which must pass (no nesting).
 
 ``write_call`` params name parameters of the write tool's released contract (e.g. ``{"dose": "hold"}``,
 never the FHIR-style ``status``/``replaces`` of earlier versions): :func:`write_call_contract_problems`
@@ -20,13 +24,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-CHECK_KINDS = ("value_unit", "term", "write_call", "must_not_recommend")
+CHECK_KINDS = ("value_unit", "term", "write_call", "must_not_recommend", "all_of")
+MAX_PARTS = 6
 _KEYS = {
     "value_unit": ({"kind", "value", "unit"}, {"tolerance"}),
     "term": ({"kind", "en", "zh"}, set()),
     # legacy_params: parameters of an earlier tool contract kept by the migration; never scored
     "write_call": ({"kind", "tool", "params"}, {"legacy_params"}),
     "must_not_recommend": ({"kind", "en", "zh"}, set()),
+    "all_of": ({"kind", "checks"}, set()),
 }
 
 
@@ -54,6 +60,8 @@ def write_call_contract_problems(check: Any) -> list[str]:
     the tool lacks, enum values outside the contract. Empty for any other kind of check."""
     from ehr.fhir import REGISTRY  # late, as above
 
+    if isinstance(check, dict) and check.get("kind") == "all_of" and isinstance(check.get("checks"), list):
+        return [p for part in check["checks"] for p in write_call_contract_problems(part)]
     if not isinstance(check, dict) or check.get("kind") != "write_call" or check.get("tool") not in REGISTRY:
         return []
     tool, params = check["tool"], check.get("params") or {}
@@ -91,6 +99,17 @@ def validate_rubric_check(check: Any) -> None:
         tolerance = check.get("tolerance", 0)
         if not _is_number(tolerance) or tolerance < 0:
             raise ValueError("value_unit: 'tolerance' must be a number >= 0")
+    elif kind == "all_of":
+        parts = check["checks"]
+        if not isinstance(parts, list) or not 2 <= len(parts) <= MAX_PARTS:
+            raise ValueError(f"all_of: 'checks' must be a list of 2 to {MAX_PARTS} checks")
+        for i, part in enumerate(parts, 1):
+            if not isinstance(part, dict) or part.get("kind") == "all_of":
+                raise ValueError(f"all_of: part {i} must be a check of another kind (no nesting)")
+            try:
+                validate_rubric_check(part)
+            except ValueError as exc:
+                raise ValueError(f"all_of: part {i}: {exc}") from exc
     elif kind == "write_call":
         if check["tool"] not in write_tool_names():
             raise ValueError(f"write_call: 'tool' must be one of {', '.join(write_tool_names())}")

@@ -35,6 +35,8 @@ TEMPLATES: dict[str, str] = {
     "called_not_with": gettext_noop("%(tool)s called, but not with %(params)s"),
     "recommends": gettext_noop("recommends %(phrase)s"),
     "recommends_none": gettext_noop("does not recommend any of the listed actions"),
+    "all_of_held": gettext_noop("all %(count)s parts hold: %(reason)s"),
+    "all_of_failed": gettext_noop("part %(part)s of %(count)s fails: %(reason)s"),
     # The release judge's own reason when the model returned fewer scores than items.
     "no_score": gettext_noop("no score returned: counted as 0"),
 }
@@ -51,6 +53,8 @@ _PARAM_PATTERNS = {
     "tool": r"[A-Za-z_][\w.\-]*",
     "rule": r"[\w/\-]+",
     "params": r".*",
+    "count": r"\d+",
+    "part": r"\d+",
     "reason": r".*",
 }
 _PATTERNS = {
@@ -85,6 +89,9 @@ RULE_PARTS = {
     "status": pgettext_lazy("compiled rule", "status"),
     "param": pgettext_lazy("compiled rule", "parameter"),
     "tool": pgettext_lazy("compiled rule", "tool"),
+    "all_of": pgettext_lazy("compiled rule", "all of"),
+    "values": pgettext_lazy("compiled rule", "values"),
+    "dose_frequency": pgettext_lazy("compiled rule", "dose and frequency"),
 }
 _PARAM_NAME = re.compile(r"(?:^|; )([A-Za-z_]\w*) = ")
 

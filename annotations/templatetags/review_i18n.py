@@ -360,6 +360,9 @@ def check_sentence(check: Any) -> str:
     if not isinstance(check, dict) or not check.get("kind"):
         return EMPTY
     kind = check["kind"]
+    if kind == "all_of":
+        parts = "; ".join(check_sentence(part) for part in check.get("checks") or [])
+        return _("all of: %(parts)s") % {"parts": parts}
     if kind == "value_unit":
         tolerance = check.get("tolerance") or 0
         text = _("value %(value)s %(unit)s") % {"value": check.get("value"), "unit": check.get("unit") or ""}

@@ -14,6 +14,7 @@ Forms (validated by :func:`scenarios.rubric_checks.validate_rubric_check`):
   ``stat`` → ``asap``), the check's params upgraded when stored by an earlier version (``status:
   on-hold`` → ``dose: hold``, ``code`` → ``service_type``). ``legacy_params`` (old parameters the
   contract has no place for, kept by the migration) are never scored;
+* ``all_of``: every part (a check of the kinds above) passes; the reason names the first part that fails;
 * ``must_not_recommend``: fails when a phrase occurs outside a negated clause ("do not", "avoid",
   "不", "避免"…, between the clause start and the phrase; or the clause goes on "… is not recommended",
   "… should be avoided", "…不宜", "…应避免" after it).
@@ -120,7 +121,15 @@ def judge_check(
     """One machine-checkable form against an answer and its write calls."""
     validate_rubric_check(check)
     kind = check["kind"]
-    if kind == "value_unit":
+    if kind == "all_of":
+        parts = check["checks"]
+        verdicts = [judge_check(idx=idx, check=part, answer=answer, writes=writes) for part in parts]
+        failed = next((i for i, v in enumerate(verdicts) if not v.passed), None)
+        if failed is None:
+            ok, why = True, reason("all_of_held", count=len(parts), reason=" · ".join(v.reason for v in verdicts))
+        else:
+            ok, why = False, reason("all_of_failed", part=failed + 1, count=len(parts), reason=verdicts[failed].reason)
+    elif kind == "value_unit":
         ok, why = check_value_unit(
             answer=answer, value=check["value"], unit=check["unit"], tolerance=check.get("tolerance", 0)
         )

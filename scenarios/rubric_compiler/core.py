@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from scenarios.rubric_checks import validate_rubric_check, write_call_contract_problems
-from scenarios.rubric_compiler import rules_facts, rules_negation, rules_prose_write, rules_status, rules_write
+from scenarios.rubric_compiler import (
+    rules_conjunction,
+    rules_facts,
+    rules_negation,
+    rules_prose_write,
+    rules_status,
+    rules_write,
+)
 from scenarios.rubric_compiler.types import Candidate, Compiled, Outcome, Skip
 from scenarios.rubric_compiler.verbs import is_judgement, normalise_zh
 from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
@@ -57,6 +64,8 @@ def attempt_language(
         return Skip("judgement", "asks for reasoning, advice or conduct: a reader must judge it")
     for rule in (
         lambda: rules_facts.date_rule(text, lang=lang),
+        lambda: rules_conjunction.values_rule(text, lang=lang),
+        lambda: rules_conjunction.dose_frequency_rule(text, lang=lang),
         lambda: rules_facts.value_rule(text, lang=lang),
         lambda: rules_facts.term_rule(text, lang=lang),
     ):
@@ -69,11 +78,24 @@ def _union(a: list[str], b: list[str]) -> list[str]:
     return list(dict.fromkeys([*a, *b]))
 
 
+def _part_key(check: dict[str, Any]) -> tuple[str, str]:
+    """What a part of an ``all_of`` states, for comparing the two languages' parts (a term by its phrase list)."""
+    if check["kind"] == "value_unit":
+        return ("value", f"{check['value']:g} {check['unit'].casefold()}")
+    return (check["kind"], repr(sorted([*check.get("en", []), *check.get("zh", [])])))
+
+
 def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
     a, b = en.check, zh.check
     if a["kind"] != b["kind"]:
         return Skip("languages disagree", f"EN compiles to {a['kind']}, ZH to {b['kind']}")
     kind = a["kind"]
+    if kind == "all_of":
+        # the translation states the same values (in its own order): every part must agree
+        pairs = [sorted(_part_key(c) for c in x["checks"]) for x in (a, b)]
+        if pairs[0] != pairs[1]:
+            return Skip("languages disagree", "EN and ZH state different sets of values")
+        return Candidate(a, en.rule, min(0.99, en.confidence + 0.1), en.explanation)
     if kind == "value_unit":
         if a["value"] != b["value"] or a["unit"].casefold() != b["unit"].casefold():
             return Skip("languages disagree", f"EN states {a['value']} {a['unit']}, ZH {b['value']} {b['unit']}")
@@ -102,6 +124,8 @@ def _combine(en: Candidate, zh: Candidate) -> Candidate | Skip:
 
 def _gold_fails(check: dict[str, Any], gold_answers: dict[str, str]) -> str | None:
     """Why the turn's gold answer fails a text check (None: it passes, or the check is not on the text)."""
+    if check["kind"] == "all_of":
+        return next((why for part in check["checks"] if (why := _gold_fails(part, gold_answers))), None)
     for lang, answer in gold_answers.items():
         if not (answer or "").strip():
             continue

@@ -109,11 +109,29 @@ def _indication_slot_zh(text: str, taken: list[tuple[int, int]]) -> tuple[int, i
         return None
     if re.search(r"[和与及并或因而但]", m.group(group)):
         return None  # more than one indication, or a reason: the slot says more
-    known = lexicon.find(m.group(group), lang="zh")
+    # a status word inside a disease name ("射血分数降低的心力衰竭") describes the disease, it is no second claim
+    known = [f for f in lexicon.find(m.group(group), lang="zh") if f.concept.kind != "status"]
     covered = [(start + f.start, start + f.end) for f in known]
     if any(not any(a <= s and e <= b for a, b in inside) for s, e in covered):
         return None  # names a concept that is not the gold indication
     return start, end
+
+
+# The drug slot of a Chinese write item: "开具<药>5毫克 …" (the translation of "orders <drug> at <dose>"), between
+# the verb and the dose. A drug name the lexicon does not know is still the drug there when it is a plain name.
+_DRUG_SLOT_STOP_ZH = re.compile(r"[和与及并或因而但将把，,、；;：:（）()/\d\s]|剂量|等效|类|或")
+
+
+def _drug_slot_zh(text: str, verb_end: int, dose: tuple[int, int] | None, medication: Any) -> tuple[int, int] | None:
+    """The span between the verb and the gold dose when it holds one plain name and no other drug or concept."""
+    if dose is None or not isinstance(medication, str) or dose[0] <= verb_end:
+        return None
+    slot = text[verb_end : dose[0]]
+    if not 1 < len(slot) <= 12 or _DRUG_SLOT_STOP_ZH.search(slot) or re.search(r"[A-Za-z]", slot):
+        return None
+    if lexicon.find(slot, lang="zh"):
+        return None  # a concept the lexicon knows (another drug, a route, a status) is not an unknown drug's name
+    return verb_end, dose[0]
 
 
 def prose_write_rule(
@@ -128,6 +146,7 @@ def prose_write_rule(
     gold = upgrade_arguments(tool=tool, arguments=dict(raw or {}))[0]
     found: dict[str, Any] = {}
     spans: list[tuple[int, int]] = [verb.span()]
+    where: dict[str, tuple[int, int]] = {}
     for param, value in gold.items():
         if param in ("subject_id", "session_id"):
             continue
@@ -135,6 +154,15 @@ def prose_write_rule(
         if hit is not None:
             found[param] = hit[2]
             spans.append((hit[0], hit[1]))
+            where[param] = (hit[0], hit[1])
+    if (
+        lang == "zh"
+        and "medication" not in found
+        and (slot := _drug_slot_zh(text, verb.end(), where.get("dose"), gold.get("medication")))
+    ):
+        # "开具别嘌醇100毫克 …": the name in the drug slot translates the gold medication (semantics file §3)
+        spans.append(slot)
+        found = {"medication": gold["medication"], **found}
     if lang == "zh" and isinstance(gold.get("indication"), str) and (slot := _indication_slot_zh(text, spans)):
         # the Chinese wording translates the gold indication ("用于社区获得性肺炎"): its slot is the indication
         spans = [sp for sp in spans if not (slot[0] <= sp[0] and sp[1] <= slot[1])] + [slot]

@@ -265,8 +265,9 @@ def no_change_rule(text: str, *, lang: str) -> Candidate | None:
         drugs = lexicon.find(rest, lang=lang, kinds=("drug", "drug_class"))
         for f in sorted(drugs, key=lambda f: -f.start):
             rest = rest[: f.start] + rest[f.end :]
-        if re.sub(r"(?:the|its|her|his|current|剂量|的|\s)+", "", rest, flags=re.IGNORECASE):
-            return None  # says more than that the dose stays
+        rest = re.sub(r"(?:the|its|her|his|current|剂量|的|\s)+", " ", rest, flags=re.IGNORECASE).strip()
+        if rest and not tx.plain_drug_name(rest, lang=lang):
+            return None  # says more than that the dose (of one drug, known to the lexicon or not) stays
     en, zh = NO_CHANGE_PHRASES
     return Candidate(
         {"kind": "term", "en": list(en), "zh": list(zh)},

@@ -46,6 +46,15 @@ def dates(text: str) -> list[re.Match[str]]:
     return list(DATE.finditer(text))
 
 
+# A laboratory unit the tables do not list is still a unit by its form (issue 33: the release cites any lab the
+# EHR has, "… as 78 fL", "… 0.2 uIU/mL"): an SI prefix on a base quantity, optionally per another such quantity
+# or per a time. Words ("days", "times", "given") are not of this form.
+_PREFIX = r"(?:m|u|µ|μ|n|p|f|k|K|d|c)"
+_BASE = r"(?:g|L|l|mol|Eq|eq|IU|U|m)"
+_PER = rf"(?:{_PREFIX}?{_BASE}|min|hr|h|day|d|kg|m2|hpf|HPF|uL|mL)"
+_UNIT_FORM = re.compile(rf"(?:{_PREFIX}?(?:g|L|mol|Eq|IU|U)|{_PREFIX}m)(?:/(?:\d+(?:\.\d+)?)?{_PER})*(?![A-Za-z0-9/])")
+
+
 def _unit_at(text: str, pos: int, lang: str) -> tuple[str, int] | None:
     """The unit starting at ``pos`` (after optional spaces): (unit as charted, end) or None."""
     rest = text[pos:]
@@ -62,6 +71,8 @@ def _unit_at(text: str, pos: int, lang: str) -> tuple[str, int] | None:
         for zh, unit in lexicon.units_zh().items():
             if stripped.startswith(zh):
                 return unit, offset + len(zh)
+    if m := _UNIT_FORM.match(stripped):
+        return m.group(), offset + m.end()
     return None
 
 
@@ -172,3 +183,28 @@ def subject_slot(text: str, start: int, end: int, *, lang: str) -> tuple[int, in
     if lexicon.find(body, lang=lang, kinds=_SLOT_FACT_KINDS):
         return None  # a route, a status, a diagnosis … in the slot is a fact of its own ("口服羟考酮")
     return start, end
+
+
+# A drug the lexicon does not know, in a slot the grammar reserves for a drug ("does NOT order <drug> <dose>",
+# "no <drug> dose adjustment", ZH 未开具<药><剂量>): a plain name of one to three words (ZH: two to eight
+# characters), no number, no function word, and nothing the lexicon reads as a concept of its own.
+_NAME_STOP_EN = _SLOT_STOP_EN | frozenset(
+    "the a an any dose doses dosing dosage drug drugs medication medications agent agents therapy its".split()  # noqa: SIM905
+)
+
+
+def plain_drug_name(name: str, *, lang: str) -> bool:
+    name = name.strip()
+    if lang == "en":
+        words = name.split()
+        if not 1 <= len(words) <= 3 or not all(re.fullmatch(r"[A-Za-z][A-Za-z-]*", w) for w in words):
+            return False
+        if any(w.lower() in _NAME_STOP_EN for w in words):
+            return False
+    elif (
+        not re.fullmatch(r"[\u4e00-\u9fff]{2,8}", name)
+        or _SLOT_STOP_ZH.search(name)
+        or re.search(r"剂量|药物|类", name)
+    ):
+        return False
+    return not lexicon.find(name, lang=lang) and not lexicon.analyte_spans(name)

@@ -32,9 +32,10 @@ def superuser_with_password(username: str):
 
 
 def open_editor(page) -> None:
-    """Open the review screen's editor (takes or shows the lease)."""
+    """Open the review screen's editor, unless it is open already (takes or shows the lease)."""
     page.wait_for_selector("#edit-panel")
-    page.click("#edit-panel > summary")
+    if page.locator("#edit-panel[open]").count() == 0:  # a saved draft opens it by itself (issue 35)
+        page.click("#edit-panel > summary")
     page.wait_for_selector("#edit-panel[open] #lease", state="attached")
 
 

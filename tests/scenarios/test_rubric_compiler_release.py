@@ -197,8 +197,31 @@ def test_frozen_heldout_split_figures():
     # Issue 33 asks >= 70%: measured 140/204 (68.6%) once the two wordings must agree (150/204 before that rule);
     # then, once, after the grammar generalisation (subject slots, 解释为, …; commit 7330ccd): 144/204 (70.6%; EN
     # 75.5%, ZH 68.6%; IL 61.1, DG 66.7, CR 70.0, WU 80.0): still short in ZH, IL and DG, reported, not hidden.
-    # This guards the measured figure.
-    assert total["compiled"] / total["items"] >= 0.70
+    # Measured once more, for continuity only, at the end of round 3 (commit 3e196ec; the split was spent, not
+    # tuned on): 162/204 (79.4%; EN 81.4%, ZH 77.5%; IL 100, DG 75.0, CR 70.0, WU 80.0). This guards that figure.
+    assert total["compiled"] / total["items"] >= 0.79
     assert total["gold_pass_en"] == total["gold_pass_zh"] == total["compiled"]  # the gold answer passes every check
     assert total["perturbed_fail"] / total["value_checks"] >= 0.95
     assert total.get("wrongly_compiled", 0) == 0  # no judgement item compiled
+
+
+def test_frozen_heldout2_split_figures():
+    """The acceptance figures on the second held-out split (a third vocabulary, committed before round 3 of the
+    compiler changed, commit 5f9e0eb), as measured once at the end of that round (commit 3e196ec)."""
+    from bench.rubric_compiler_coverage import measure
+
+    path = DATA / "rubric_items_heldout2.jsonl"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == "9fd99f24d977c666501b5a89c3d6eb867ab063987cc0f573a8b5dcc0013f8ca8"  # frozen before tuning
+    rows = measure([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()])["rows"]
+    # Measured: 177/216 (81.9%), EN and ZH alike; IL 36/36, DG 36/48, CR 60/72, WU 45/60 — every item a check
+    # can verify compiled (the rest are judgement items, which must stay unscored); gold 354/354; perturbed
+    # answers fail 144/144 value checks.
+    measured = {"IL": 36, "DG": 36, "CR": 60, "WU": 45, "all": 177}
+    for key, compiled in measured.items():
+        row = rows[key]
+        assert row["compiled"] >= compiled, key
+        assert row["en"] >= compiled and row["zh"] >= compiled, key
+        assert row["gold_pass_en"] == row["gold_pass_zh"] == row["compiled"], key  # the gold answer passes all
+        assert row.get("wrongly_compiled", 0) == 0, key  # no judgement item compiled
+        assert row["perturbed_fail"] == row["value_checks"], key  # a wrong value fails every value check
