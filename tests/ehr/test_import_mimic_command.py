@@ -1,5 +1,6 @@
 """``manage.py import_mimic``: argument handling, output and exit codes (the service is tested in test_importer)."""
 
+import csv
 import gzip
 import os
 import subprocess
@@ -226,3 +227,19 @@ def test_mixed_layouts_exit_non_zero_without_traceback(tmp_path: Path) -> None:
         f"CommandError: {root}: mixes the standard layout (hosp/patients.csv.gz) and the per-patient" in result.stderr
     )
     assert "Traceback" not in result.stderr
+
+
+def test_rejects_file_escapes_formula_cells(root: Path, tmp_path: Path) -> None:
+    """Issue 36 F7: a bad row's raw fields were written as live formulas (``=HYPERLINK(...)``)."""
+    rows = mf.labevents()
+    rows[1]["valuenum"] = "abc"
+    rows[1]["value"] = '=HYPERLINK("http://evil.example/","open")'
+    rows[1]["valueuom"] = "@SUM(1)"
+    mf.write_table(root, "labevents", rows)
+
+    call_command("import_mimic", str(root), "--skip-bad-rows", "--rejects-dir", str(tmp_path / "rej"), "--quiet")
+
+    with open(tmp_path / "rej" / "labevents.rejects.csv", newline="", encoding="utf-8") as f:
+        (reject,) = list(csv.DictReader(f))
+    assert reject["value"] == '\'=HYPERLINK("http://evil.example/","open")' and reject["valueuom"] == "'@SUM(1)"
+    assert reject["valuenum"] == "abc"
