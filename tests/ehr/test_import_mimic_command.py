@@ -243,3 +243,30 @@ def test_rejects_file_escapes_formula_cells(root: Path, tmp_path: Path) -> None:
         (reject,) = list(csv.DictReader(f))
     assert reject["value"] == '\'=HYPERLINK("http://evil.example/","open")' and reject["valueuom"] == "'@SUM(1)"
     assert reject["valuenum"] == "abc"
+
+
+@pytest.mark.parametrize(
+    ("table", "row", "column", "value", "reason"),
+    [
+        ("patients", 0, "anchor_age", -40, "implausible value (outside 0–130)"),
+        ("patients", 0, "subject_id", -10000032, "implausible value (negative identifier)"),
+        ("patients", 1, "dod", "2999-01-01", "implausible date (year outside 1800–2299)"),
+        ("admissions", 0, "hadm_id", -22595853, "implausible value (negative identifier)"),
+    ],
+)
+def test_implausible_values_are_refused_with_file_line_and_column(root, table, row, column, value, reason) -> None:
+    """Issue 36 F11: negative identifiers, an age of -40 and a death in 2999 were imported as they stood."""
+    rows = getattr(mf, table)()
+    rows[row][column] = value
+    path = mf.write_table(root, table, rows)
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), "--quiet")
+    assert f"{path}:{row + 2}: {reason} (column {column}, value '{value}')" in str(excinfo.value)
+
+
+def test_mimics_shifted_dates_are_plausible(root) -> None:
+    rows = mf.patients()
+    rows[1]["dod"] = "2210-12-31"
+    mf.write_table(root, "patients", rows)
+    call_command("import_mimic", str(root), "--quiet")
+    assert str(Patient.objects.get(subject_id=rows[1]["subject_id"]).dod) == "2210-12-31"
