@@ -167,6 +167,7 @@ MIDDLEWARE = [
     "core.cleaning.InputCleaningMiddleware",  # NUL, surrogates, database-refused values → 400
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "physreview.middleware.NoStoreMiddleware",  # no-store on signed-in pages and the API (patient data)
     "django.contrib.messages.middleware.MessageMiddleware",
     "physreview.access.AccessMiddleware",  # who may open which URL: the table in physreview/access.py
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
