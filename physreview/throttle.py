@@ -89,7 +89,7 @@ def client_ip(*, request: HttpRequest) -> str:
 
 def counter_key(*, kind: str, value: str) -> str:
     """Cache key of the counter for an account, a device or an address; hashed to stay key-safe."""
-    return f"{_PREFIX}:{kind}:{hashlib.sha256(value.encode()).hexdigest()}"
+    return f"{_PREFIX}:{kind}:{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def delay_seconds(*, excess: int) -> int:

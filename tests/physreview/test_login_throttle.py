@@ -141,6 +141,13 @@ def test_fullwidth_and_other_nfkc_variants_share_the_counter(client, alice):
     assert "_auth_user_id" not in client.session
 
 
+def test_any_text_makes_a_key():
+    # The input-cleaning middleware refuses lone surrogates first; the throttle would not fail on them either.
+    assert throttle.counter_key(kind="user", value=throttle.normalise_username("\ud800x")).startswith(
+        "physreview:login-failures:user:"
+    )
+
+
 def test_success_clears_the_accounts_counter(client, alice):
     _fail(client, LIMIT, ip="10.0.0.1")
     assert cache().get(f"{throttle.counter_key(kind='user', value='alice')}:count") == LIMIT
