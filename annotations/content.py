@@ -181,9 +181,14 @@ def _steps(*, base: list[dict[str, Any]], proposed: Any) -> list[dict[str, Any]]
         raise InvalidContent("steps: must be a list")
     by_idx = {s["idx"]: s for s in base}
     out = copy.deepcopy(base)
-    for step in proposed:
-        if not isinstance(step, dict) or step.get("idx") not in by_idx:
-            raise InvalidContent(f"steps: unknown step {step.get('idx') if isinstance(step, dict) else step!r}")
+    for i, step in enumerate(proposed):
+        if not isinstance(step, dict):
+            raise InvalidContent(f"steps[{i}]: must be an object with idx and arguments")
+        idx = step.get("idx")
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise InvalidContent(f"steps[{i}]: idx must be the integer index of an existing step")
+        if idx not in by_idx:
+            raise InvalidContent(f"steps[{i}]: unknown step {idx}")
         if "tool" in step and step["tool"] != by_idx[step["idx"]]["tool"]:
             raise InvalidContent(f"steps: step {step['idx']} tool cannot change")
         if not isinstance(step.get("arguments"), dict):

@@ -1,4 +1,5 @@
-"""Project-wide response headers: Server-Timing (time inside Django) and Content-Security-Policy.
+"""Project-wide response headers: Server-Timing (time inside Django), Content-Security-Policy, and
+``Cache-Control: no-store`` on everything a signed-in user or the API is answered (:class:`NoStoreMiddleware`).
 
 ``Server-Timing: app;dur=<ms>, cpu;dur=<ms>`` on every response: the time spent inside Django.
 
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import add_never_cache_headers
 
 
 class ServerTimingMiddleware:
@@ -54,4 +56,24 @@ class ContentSecurityPolicyMiddleware:
         request.csp_nonce = secrets.token_urlsafe(16)
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", CSP_TEMPLATE.format(nonce=request.csp_nonce))
+        return response
+
+
+class NoStoreMiddleware:
+    """``Cache-Control: no-store`` (Django's never-cache headers) on every answer to a signed-in user and every
+    API answer, unless a view set its own: pages and API answers carry patient records, which neither the
+    browser's disk cache nor a shared proxy may keep (OWASP ASVS 8.2.1; issue 36). Static files are answered by
+    WhiteNoise before this runs and stay cacheable. After AuthenticationMiddleware (it reads ``request.user``).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Cache-Control" in response:
+            return response
+        user = getattr(request, "user", None)
+        if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
+            add_never_cache_headers(response)
         return response

@@ -5,6 +5,7 @@ run in-process, the offline ``rules`` LLM backend). A value that cannot be parse
 with :class:`~django.core.exceptions.ImproperlyConfigured` naming the variable and the value.
 """
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -73,6 +74,18 @@ def _origins(name: str) -> list[str]:
                 f"{name}={raw!r} contains {origin!r}; expected comma-separated origins like https://review.example.org."
             )
     return origins
+
+
+def _networks(name: str) -> list[str]:
+    """Comma-separated IP addresses or networks (``10.0.0.0/8``); an unparsable entry stops start-up."""
+    raw = os.environ.get(name, "")
+    networks = [n.strip() for n in raw.split(",") if n.strip()]
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}={raw!r} contains {network!r}, not an IP address or network.") from None
+    return networks
 
 
 def _proxy_header(name: str) -> tuple[str, str] | None:
@@ -154,6 +167,7 @@ MIDDLEWARE = [
     "core.cleaning.InputCleaningMiddleware",  # NUL, surrogates, database-refused values → 400
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "physreview.middleware.NoStoreMiddleware",  # no-store on signed-in pages and the API (patient data)
     "django.contrib.messages.middleware.MessageMiddleware",
     "physreview.access.AccessMiddleware",  # who may open which URL: the table in physreview/access.py
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -237,10 +251,17 @@ SESSION_ENGINE = (
     else "django.contrib.sessions.backends.db"
 )
 
-# After LOGIN_FAILURE_LIMIT failed logins for one username or one client IP within the window,
-# further attempts are refused until the window has passed (physreview.throttle).
+# Login throttle (physreview.throttle, docs/operations.md): after LOGIN_FAILURE_LIMIT failed logins on one
+# account (LOGIN_ADDRESS_FAILURE_LIMIT from one client address) within the window, one attempt passes per
+# delay (1 s doubling, at most LOGIN_DELAY_MAX_SECONDS); a browser that logged in to the account before
+# (device cookie) is not delayed by others' failures. LOGIN_TRUSTED_PROXIES: the reverse proxies whose
+# X-Forwarded-For is believed (none by default: the client address is REMOTE_ADDR).
 LOGIN_FAILURE_LIMIT = _int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_ADDRESS_FAILURE_LIMIT = _int("LOGIN_ADDRESS_FAILURE_LIMIT", 30, minimum=1)
 LOGIN_FAILURE_WINDOW_SECONDS = _int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1)
+LOGIN_DELAY_MAX_SECONDS = _int("LOGIN_DELAY_MAX_SECONDS", 60, minimum=1)
+LOGIN_DEVICE_COOKIE_DAYS = _int("LOGIN_DEVICE_COOKIE_DAYS", 180, minimum=1)
+LOGIN_TRUSTED_PROXIES = _networks("LOGIN_TRUSTED_PROXIES")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -74,6 +74,9 @@ def run_slots(*, run: GenerationRun) -> list[Slot]:
     return spread_slots(scenarios=p["scenarios"], tiers=p["tiers"], n=run.requested)
 
 
+MAX_RUN_SESSIONS = 10_000  # far above any release; a run's plan is held in memory (--n 1e8: 1.3 GB, issue 36)
+
+
 def create_run(*, backend: str, seed: int, scenarios: list[str], tiers: list[int], n: int) -> GenerationRun:
     unknown = sorted(set(scenarios) - set(ALL_SCENARIOS))
     if unknown:
@@ -82,6 +85,8 @@ def create_run(*, backend: str, seed: int, scenarios: list[str], tiers: list[int
         raise ValueError(f"tiers must be among 1, 2, 3 (got {tiers})")
     if n < 1:
         raise ValueError("--n must be at least 1")
+    if n > MAX_RUN_SESSIONS:
+        raise ValueError(f"--n {n}: at most {MAX_RUN_SESSIONS:,} sessions per run; make several runs (other --seed)")
     planned = [
         session_id_for(scenario=s.scenario, seed=seed, tier=s.tier, index=s.index)
         for s in spread_slots(scenarios=scenarios, tiers=tiers, n=n)

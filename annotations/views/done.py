@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -65,6 +66,14 @@ def next_queued(*, user: Any, after: int) -> str:
     return f"{target}?{UNDO_PARAM}={after}"
 
 
+def _local(request: HttpRequest, url: str) -> str:
+    """``url`` if it is a path (or URL) of this site, else "" (no open redirect: issue 36 F9)."""
+    allowed = url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return url if url and allowed else ""
+
+
 @login_required
 @require_POST
 def undo(request: HttpRequest, pk: int) -> HttpResponse:
@@ -74,6 +83,6 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
         undo_submission(turn=turn, reviewer=request.user)
     except InvalidState as exc:
         messages.error(request, str(exc))
-        return redirect(request.POST.get("back") or reverse("annotations:done"))
+        return redirect(_local(request, request.POST.get("back", "")) or reverse("annotations:done"))
     messages.success(request, _("Your decision was withdrawn: the turn is back in your queue."))
     return redirect("annotations:turn", pk=turn.pk)

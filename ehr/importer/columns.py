@@ -38,6 +38,34 @@ _DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2}:[0-9
 
 Parser = Callable[[str], object]
 
+# Plausibility (issue 36 F11), beyond what the column can store: MIMIC shifts dates into roughly 2100–2210, so
+# the window is wide, but a death in 2999 or an age of -40 is a broken file, not a patient.
+YEARS = (1800, 2299)
+_RANGES = {"anchor_age": (0, 130), "anchor_year": YEARS}
+
+
+def _plausible_range(column: str) -> tuple[int, int] | None:
+    """The range of an integer column beyond its type's: identifiers (``*_id``, ``itemid``) are never negative."""
+    if column in _RANGES:
+        return _RANGES[column]
+    if column.endswith("_id") or column == "itemid":
+        return (0, 2**63 - 1)
+    return None
+
+
+def implausible_conditions(*, spec: MimicTableSpec, columns: list[str]) -> list[str]:
+    """SQL conditions (on quoted-free column names) true for a row the validated path would refuse as
+    implausible: how rows loaded by the raw COPY are checked."""
+    by_column = {f.column: f for f in spec.fields}
+    out = []
+    for column in columns:
+        kind = by_column[column].get_internal_type()
+        if kind in _INT_RANGES and (bounds := _plausible_range(column)) is not None:
+            out.append(f'("{column}" < {bounds[0]} OR "{column}" > {bounds[1]})')
+        elif kind in ("DateField", "DateTimeField"):
+            out.append(f'(EXTRACT(YEAR FROM "{column}") NOT BETWEEN {YEARS[0]} AND {YEARS[1]})')
+    return out
+
 
 def whole_number(raw: str, type_name: str = "int") -> int:
     """``12``, ``12.0``, ``12.`` → 12; ``12.5`` and non-numbers raise ``ValueError`` (range not checked)."""
@@ -59,11 +87,17 @@ def integer_columns(spec: MimicTableSpec) -> set[str]:
     return {f.column for f in spec.fields if f.get_internal_type() in _INT_RANGES}
 
 
-def _int_parser(low: int, high: int, type_name: str) -> Parser:
+def _int_parser(low: int, high: int, type_name: str, plausible: tuple[int, int] | None = None) -> Parser:
     def parse(raw: str) -> int:
         value = whole_number(raw, type_name)
         if not low <= value <= high:
             raise ValueError(f"{type_name} out of range")
+        if plausible is not None and not plausible[0] <= value <= plausible[1]:
+            raise ValueError(
+                "implausible value (negative identifier)"
+                if plausible[0] == 0 and value < 0 and plausible[1] == 2**63 - 1
+                else f"implausible value (outside {plausible[0]}–{plausible[1]})"
+            )
         return value
 
     return parse
@@ -78,6 +112,11 @@ def _parse_float(raw: str) -> float:
     return value
 
 
+def _plausible_year(raw: str) -> None:
+    if not YEARS[0] <= int(raw[:4]) <= YEARS[1]:
+        raise ValueError(f"implausible date (year outside {YEARS[0]}–{YEARS[1]})")
+
+
 def _parse_date(raw: str) -> str:
     if not _DATE_RE.fullmatch(raw):
         raise ValueError("bad date (expected YYYY-MM-DD)")
@@ -85,6 +124,7 @@ def _parse_date(raw: str) -> str:
         date.fromisoformat(raw)
     except ValueError:
         raise ValueError("bad date (no such date)") from None
+    _plausible_year(raw)
     return raw
 
 
@@ -95,6 +135,7 @@ def _parse_datetime(raw: str) -> str:
         datetime.fromisoformat(raw)
     except ValueError:
         raise ValueError("bad datetime (no such date or time)") from None
+    _plausible_year(raw)
     # Same text Django's SQLite backend writes for a naive-UTC datetime.
     return raw if len(raw) == 19 else raw + " 00:00:00"
 
@@ -115,7 +156,8 @@ def parser_for_field(f: models.Field) -> Parser:
     kind = f.get_internal_type()
     if kind in _INT_RANGES:
         low, high = _INT_RANGES[kind]
-        return _int_parser(low, high, {"SmallIntegerField": "smallint", "BigIntegerField": "bigint"}.get(kind, "int"))
+        name = {"SmallIntegerField": "smallint", "BigIntegerField": "bigint"}.get(kind, "int")
+        return _int_parser(low, high, name, _plausible_range(f.column))
     if kind == "FloatField":
         return _parse_float
     if kind == "DateTimeField":

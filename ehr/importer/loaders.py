@@ -48,6 +48,15 @@ def clear_table(*, spec: MimicTableSpec, subjects: set[int] | None) -> None:
             cursor.execute(f"DELETE FROM {table} WHERE subject_id IN ({', '.join(['%s'] * len(chunk))})", chunk)
 
 
+def has_rows_where(*, spec: MimicTableSpec, conditions: list[str]) -> bool:
+    """Whether any row of the table meets one of ``conditions`` (PostgreSQL, after a raw COPY)."""
+    if not conditions:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {_qn(spec.db_table)} WHERE {' OR '.join(conditions)} LIMIT 1")
+        return cursor.fetchone() is not None
+
+
 def apply_sql_fixups(*, spec: MimicTableSpec) -> int:
     """Apply the table's value repairs (:mod:`ehr.importer.codes`) to rows loaded raw; returns rows changed.
 

@@ -1,14 +1,15 @@
-"""Rejected rows of ``--skip-bad-rows``: CSV files of line, reason and the record's raw fields.
+"""Rejected rows of ``--skip-bad-rows``: CSV files of line, reason and the record's raw fields (cells a
+spreadsheet would run as formulas get a leading apostrophe: core.csvcells).
 
 One rejects file per input file that has bad rows, so that every line number refers to one file
 and the raw fields follow that file's header: ``TABLE.rejects.csv`` in the standard layout,
 ``TABLE.<patient folder>.rejects.csv`` in the per-patient layout.
 """
 
-import csv
 from pathlib import Path
 from typing import IO, Any
 
+from core.csvcells import SafeWriter
 from ehr.importer.layout import SourceFile
 
 
@@ -26,7 +27,7 @@ class FileRejects:
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed in close()
-            self._writer = csv.writer(self._file)
+            self._writer = SafeWriter(self._file)
             self._writer.writerow(["line", "reason", *self.header])
         self._writer.writerow([line, reason, *fields])
         self.count += 1

@@ -26,6 +26,7 @@ from ehr.importer import loaders
 from ehr.importer.columns import (
     HeaderPlan,
     RowConverter,
+    implausible_conditions,
     integer_columns,
     is_decimal_spelling,
     make_converter,
@@ -212,6 +213,10 @@ def _load_table(
     entry.rebuild_seconds = rebuild.seconds
 
 
+class _Implausible(Exception):
+    """The raw COPY loaded a value the validated path refuses as implausible: undo it, load row by row."""
+
+
 def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings) -> int | None:
     """The file's bytes unchanged into COPY; ``None`` if the file needs the validated path instead.
 
@@ -229,13 +234,20 @@ def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings
             return None
         try:
             with transaction.atomic():
-                return loaders.copy_csv_bytes(
+                copied = loaders.copy_csv_bytes(
                     spec=spec,
                     columns=plan.load_columns,
                     header=header_bytes,
                     chunks=source.chunks(),
                     on_chunk=lambda: progress.show(source),
                 )
+                if loaders.has_rows_where(
+                    spec=spec, conditions=implausible_conditions(spec=spec, columns=plan.load_columns)
+                ):
+                    raise _Implausible
+                return copied
+        except _Implausible:
+            warnings.add(label=label, text="implausible values: using the validated path, which names them")
         except loaders.EndOfDataMarker:
             kind = "a line is just '\\.' (COPY's end-of-data mark): using the validated path"
             warnings.add(label=label, text=kind)

@@ -5,12 +5,12 @@ Percentages are written as in the paper (``12.3``); CSV and JSON keep the fracti
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable
 from typing import Any
 
+from core.csvcells import SafeDictWriter
 from evaluation.models import EvalRun
 from evaluation.reports import row_of
 from evaluation.results.selectors import LANGUAGES, PAPER_COLUMNS, columns, group_by_protocol, protocols_of
@@ -36,7 +36,7 @@ def _keys() -> list[str]:
 
 def leaderboard_csv(rows: Iterable[dict[str, Any]]) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=_keys(), extrasaction="ignore", lineterminator="\n")
+    writer = SafeDictWriter(buf, fieldnames=_keys(), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: "" if row.get(k) is None else row[k] for k in _keys()})
@@ -144,7 +144,7 @@ TURN_CSV_FIELDS = (
 def run_turns_csv(*, run: EvalRun) -> Iterable[str]:
     """One CSV line per turn result, streamed (a large run never sits in memory as one string)."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=TURN_CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer = SafeDictWriter(buf, fieldnames=TURN_CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
 
     def flush() -> str:
         text = buf.getvalue()

@@ -41,13 +41,33 @@ def _text(raw: bytes, *, first: bool) -> str:
         raise PabLineError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
 
 
+# No PhysAssistBench record comes near this; deeper values are refused before anything walks them recursively.
+MAX_DEPTH = 64
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise PabLineError(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
     except ValueError as exc:
         raise PabLineError(f"not valid JSON: {exc}") from None
+    except RecursionError:  # the parser's own limit (about 1,000 levels)
+        raise PabLineError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    if _too_deep(value):
+        raise PabLineError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def decode_line(raw: bytes, *, first: bool) -> Any:

@@ -25,7 +25,18 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from scenarios.gold_answer import apply_gold_answer
-from scenarios.models import Backend, GenerationRun, GoldStep, RubricItem, RunStatus, Scenario, Session, Source, Turn
+from scenarios.models import (
+    Backend,
+    GenerationRun,
+    GoldStep,
+    RubricItem,
+    RunStatus,
+    Scenario,
+    Session,
+    SessionStatus,
+    Source,
+    Turn,
+)
 from scenarios.pab.errors import PabArgumentError, PabRecordError
 from scenarios.pab.layout import KNOWN_FIELDS
 from scenarios.pab.parsed import ParsedRecord
@@ -99,6 +110,8 @@ def import_pab_file(
                 backend=Backend.IMPORT, status=RunStatus.RUNNING, parameters={"file": str(path), "replace": replace}
             )
             _load(path=path, run=run, replace=replace, result=result, bar=bar, max_errors=max_errors)
+            if not result.errors and not result.loaded:
+                result.errors.append(f"{path}: no session records (the file is empty or holds only blank lines)")
             if result.errors:
                 raise _Rollback
             run.status, run.finished_at = RunStatus.FINISHED, timezone.now()
@@ -193,11 +206,17 @@ class ExportResult:
     sessions: int
 
 
-def _check_filters(*, scenarios: list[str] | None, tiers: list[int] | None) -> None:
+def _check_filters(*, scenarios: list[str] | None, tiers: list[int] | None, statuses: list[str] | None) -> None:
     if bad := sorted(set(scenarios or []) - set(Scenario.values)):
         raise PabArgumentError(f"unknown scenario(s): {', '.join(bad)} (known: {', '.join(Scenario.values)})")
     if bad_tiers := sorted(set(tiers or []) - {1, 2, 3}):
         raise PabArgumentError(f"unknown tier(s): {', '.join(map(str, bad_tiers))} (tiers are 1, 2, 3)")
+    if statuses:
+        # Session statuses are plain strings (later apps add review states): known = this app's and those in use.
+        known = {SessionStatus.DRAFT, SessionStatus.REJECTED_BY_GATE}
+        known |= set(Session.objects.values_list("status", flat=True).distinct())
+        if bad_statuses := sorted(set(statuses) - known):
+            raise PabArgumentError(f"unknown status(es): {', '.join(bad_statuses)} (known: {', '.join(sorted(known))})")
 
 
 def export_pab(
@@ -215,7 +234,7 @@ def export_pab(
     ``serialize`` replaces the record serializer (tests use it to fail half-way). ``extension=False`` leaves
     out PhysReview's ``physreview`` member: an unedited imported line is then written byte for byte.
     """
-    _check_filters(scenarios=scenarios, tiers=tiers)
+    _check_filters(scenarios=scenarios, tiers=tiers, statuses=statuses)
     out = Path(out)
     if not out.parent.is_dir():
         raise PabArgumentError(f"{out.parent}: no such directory")

@@ -59,6 +59,42 @@ def test_no_undo_once_the_co_review_decided_the_turn(client, assigned, reviewers
     assert Review.objects.get(turn=turn, reviewer=reviewers[0]).submitted_at is not None
 
 
+@pytest.mark.parametrize(
+    "back",
+    [
+        "https://evil.example/phish",
+        "//evil.example/x",
+        "/\\evil.example",
+        "javascript:alert(1)",
+        "http:///evil.example",
+    ],
+)
+def test_refused_undo_never_redirects_off_site(client, assigned, reviewers, back):
+    """Issue 36 F9: a refused undo answered 302 to whatever ``back`` said."""
+    turn = assigned.turns.get(index=0)
+    client.force_login(reviewers[0])
+    response = client.post(f"/review/turns/{turn.pk}/undo/", {"back": back})  # nothing to undo: refused
+    assert response.status_code == 302 and response["Location"] == "/review/done/"
+
+
+def test_refused_undo_goes_back_to_a_page_of_this_site(client, assigned, reviewers):
+    turn = assigned.turns.get(index=0)
+    client.force_login(reviewers[0])
+    response = client.post(f"/review/turns/{turn.pk}/undo/", {"back": "/review/?page=2"})
+    assert response.status_code == 302 and response["Location"] == "/review/?page=2"
+
+
+def test_login_next_never_leaves_the_site(client, reviewers):
+    """The other redirect parameter of the site: Django's login view checks ``next`` itself."""
+    reviewers[0].set_password("a-good-password")
+    reviewers[0].save()
+    response = client.post(
+        "/accounts/login/?next=https://evil.example/",
+        {"username": reviewers[0].username, "password": "a-good-password"},
+    )
+    assert response.status_code == 302 and not response["Location"].startswith(("http", "//"))
+
+
 def test_no_undo_after_the_window(assigned, reviewers):
     turn = assigned.turns.get(index=0)
     review, _ = services.submit_review(turn=turn, reviewer=reviewers[0], decision="approve", base_version=turn.version)

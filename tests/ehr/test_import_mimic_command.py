@@ -1,5 +1,6 @@
 """``manage.py import_mimic``: argument handling, output and exit codes (the service is tested in test_importer)."""
 
+import csv
 import gzip
 import os
 import subprocess
@@ -226,3 +227,46 @@ def test_mixed_layouts_exit_non_zero_without_traceback(tmp_path: Path) -> None:
         f"CommandError: {root}: mixes the standard layout (hosp/patients.csv.gz) and the per-patient" in result.stderr
     )
     assert "Traceback" not in result.stderr
+
+
+def test_rejects_file_escapes_formula_cells(root: Path, tmp_path: Path) -> None:
+    """Issue 36 F7: a bad row's raw fields were written as live formulas (``=HYPERLINK(...)``)."""
+    rows = mf.labevents()
+    rows[1]["valuenum"] = "abc"
+    rows[1]["value"] = '=HYPERLINK("http://evil.example/","open")'
+    rows[1]["valueuom"] = "@SUM(1)"
+    mf.write_table(root, "labevents", rows)
+
+    call_command("import_mimic", str(root), "--skip-bad-rows", "--rejects-dir", str(tmp_path / "rej"), "--quiet")
+
+    with open(tmp_path / "rej" / "labevents.rejects.csv", newline="", encoding="utf-8") as f:
+        (reject,) = list(csv.DictReader(f))
+    assert reject["value"] == '\'=HYPERLINK("http://evil.example/","open")' and reject["valueuom"] == "'@SUM(1)"
+    assert reject["valuenum"] == "abc"
+
+
+@pytest.mark.parametrize(
+    ("table", "row", "column", "value", "reason"),
+    [
+        ("patients", 0, "anchor_age", -40, "implausible value (outside 0–130)"),
+        ("patients", 0, "subject_id", -10000032, "implausible value (negative identifier)"),
+        ("patients", 1, "dod", "2999-01-01", "implausible date (year outside 1800–2299)"),
+        ("admissions", 0, "hadm_id", -22595853, "implausible value (negative identifier)"),
+    ],
+)
+def test_implausible_values_are_refused_with_file_line_and_column(root, table, row, column, value, reason) -> None:
+    """Issue 36 F11: negative identifiers, an age of -40 and a death in 2999 were imported as they stood."""
+    rows = getattr(mf, table)()
+    rows[row][column] = value
+    path = mf.write_table(root, table, rows)
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_mimic", str(root), "--quiet")
+    assert f"{path}:{row + 2}: {reason} (column {column}, value '{value}')" in str(excinfo.value)
+
+
+def test_mimics_shifted_dates_are_plausible(root) -> None:
+    rows = mf.patients()
+    rows[1]["dod"] = "2210-12-31"
+    mf.write_table(root, "patients", rows)
+    call_command("import_mimic", str(root), "--quiet")
+    assert str(Patient.objects.get(subject_id=rows[1]["subject_id"]).dod) == "2210-12-31"

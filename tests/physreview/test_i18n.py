@@ -141,7 +141,9 @@ def test_committed_mo_equals_msgfmt_output(tmp_path):
 def test_throttle_message_in_both_languages():
     assert refusal_message(seconds=61) == "Too many failed login attempts. Please try again in 2 minutes."
     with translation.override("zh-hans"):
-        assert refusal_message(seconds=30) == "登录失败次数过多，请在 1 分钟后重试。"
+        assert refusal_message(seconds=90) == "登录失败次数过多，请在 2 分钟后重试。"
+        assert refusal_message(seconds=30) == "登录失败次数过多，请在 30 秒后重试。"
+    assert refusal_message(seconds=1) == "Too many failed login attempts. Please try again in 1 second."
 
 
 def test_choice_labels_follow_the_ui_language_values_do_not():

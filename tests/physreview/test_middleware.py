@@ -87,3 +87,37 @@ def test_pages_name_their_icon_so_browsers_do_not_ask_for_favicon_ico(client):
     html = client.get("/accounts/login/").content.decode()
     assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
     assert finders.find("favicon.svg")
+
+
+# Issue 36 (info row): pages with patient data had no Cache-Control: no-store.
+@pytest.mark.parametrize("path", ["/ehr/patients/", "/results/", "/review/", "/review/done/"])
+def test_signed_in_pages_are_not_stored(client, db, path):
+    user = get_user_model().objects.create_user(username="nostore", password="x-password-1")
+    user.groups.add(Group.objects.get_or_create(name="adjudicator")[0])
+    client.force_login(user)
+    response = client.get(path)
+    assert response.status_code == 200, path
+    assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
+
+
+def test_api_answers_are_not_stored(client, db):
+    from rest_framework.authtoken.models import Token
+
+    user = get_user_model().objects.create_user(username="apinostore", password="x-password-1")
+    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    token = Token.objects.create(user=user)
+    response = client.get("/api/turns/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    assert "no-store" in client.get("/api/turns/")["Cache-Control"]  # the 401 too
+
+
+def test_anonymous_pages_outside_the_api_keep_their_headers(rf):
+    from django.contrib.auth.models import AnonymousUser
+
+    from physreview.middleware import NoStoreMiddleware
+
+    request = rf.get("/static/favicon.svg")
+    request.user = AnonymousUser()
+    assert "Cache-Control" not in NoStoreMiddleware(lambda r: HttpResponse("x"))(request)
+    request.user = get_user_model()(username="someone")  # not saved: is_authenticated is True all the same
+    assert "no-store" in NoStoreMiddleware(lambda r: HttpResponse("x"))(request)["Cache-Control"]

@@ -93,6 +93,7 @@ def test_the_same_seed_twice_is_refused_with_the_run_to_resume(demo_cohort):
         (("--tier", "4"), "unknown value"),
         (("--tier", "one"), "expected 'all' or a comma-separated list"),
         (("--n", "0"), "--n must be at least 1"),
+        (("--n", "100000000"), "--n 100000000: at most 10,000 sessions per run"),  # issue 36 F11
         (("--resume", "999999"), "no such generation run"),
     ],
 )

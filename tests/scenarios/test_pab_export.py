@@ -57,6 +57,8 @@ def test_summary_line(sessions, tmp_path: Path, capsys) -> None:
     [
         (["--scenario", "oncology"], "unknown scenario(s): oncology"),
         (["--tier", "4"], "unknown tier(s): 4 (tiers are 1, 2, 3)"),
+        # issue 36 F11: exited 0 with an empty file
+        (["--status", "nope"], "unknown status(es): nope (known: draft, rejected_by_gate)"),
     ],
 )
 def test_bad_filters(tmp_path: Path, args: list[str], message: str) -> None:
@@ -124,3 +126,8 @@ def test_order_is_bytewise_on_every_database(tmp_path: Path) -> None:
         complete_session(record_id=record_id)
     export_pab(out=tmp_path / "o.jsonl")
     assert _ids(tmp_path / "o.jsonl") == sorted(ids)  # Python's sort is by code point, like C collation
+
+
+def test_a_status_in_use_is_known(sessions, tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=r"unknown status\(es\): nope \(known: approved, draft, rejected_by_gate\)"):
+        call_command("export_pab", "--out", str(tmp_path / "o.jsonl"), "--quiet", "--status", "nope", "approved")

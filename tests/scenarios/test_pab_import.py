@@ -319,3 +319,26 @@ def test_session_id_used_by_another_record(tmp_path: Path) -> None:
 def test_parse_record_accepts_every_sample_record() -> None:
     parsed = [parse_record(r) for r in sample_records()]
     assert [len(p.turns) for p in parsed] == [4, 4, 4]
+
+
+# Issue 36 F11: an empty file exited 0 and added an empty run each time; a deeply nested line ended in a
+# RecursionError traceback.
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_file_fails_and_adds_no_run(tmp_path: Path, capsys, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("import_pab", "--quiet", str(path))
+    assert exc.value.returncode == 1 and str(exc.value) == f"1 file(s) failed and were not loaded: {path}"
+    assert f"{path}: no session records (the file is empty or holds only blank lines)" in capsys.readouterr().err
+    assert not GenerationRun.objects.exists()
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_line_is_a_line_error(tmp_path: Path, capsys, depth: int) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"id": ' + "[" * depth + "]" * depth + "}\n", encoding="utf-8")
+    with pytest.raises(CommandError):
+        call_command("import_pab", "--quiet", str(path))
+    assert f"{path}:1: JSON nested deeper than 64 levels" in capsys.readouterr().err
+    assert not GenerationRun.objects.exists()

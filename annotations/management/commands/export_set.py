@@ -36,6 +36,8 @@ class Command(BaseCommand):
                 )
         except SnapshotError as exc:
             raise CommandError(str(exc)) from None
+        except OSError as exc:
+            raise CommandError(f"--out {opts['out']}: cannot write there ({exc.strerror or exc})") from None
         self.stdout.write(f"{snap.label} → {opts['out']}")
         for f in files:
             self.stdout.write(f"  {f['sha256']}  {f['name']}  ({f['rows']} rows, {f['bytes']} B)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,16 @@ def _processes(text: str) -> int | str:
     if value < 1:
         raise argparse.ArgumentTypeError(f"--processes must be at least 1 (or auto), got {value}")
     return value
+
+
+def _check_output(path: Path) -> None:
+    """The output folder can be made and written to; else a CommandError naming it."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise CommandError(f"--output {path}: cannot write there ({exc.strerror or exc})") from None
 
 
 class Command(BaseCommand):
@@ -187,6 +198,8 @@ class Command(BaseCommand):
             _positive("limit", o["limit"])
         if o["judge_max_tokens"] is not None and o["judge_max_tokens"] < 0:
             raise CommandError(f"--judge-max-tokens must be 0 (no limit) or more, got {o['judge_max_tokens']}")
+        if o["output"]:
+            _check_output(Path(o["output"]))  # before any turn is played (issue 36 F11)
         try:
             run = self._rejudge(o) if o["rejudge"] else self._run(o)
         except EvalSetupError as exc:
@@ -341,7 +354,13 @@ class Command(BaseCommand):
         run.refresh_from_db()
         summary = build_summary(run=run)
         output = Path(o["output"]) if o["output"] else default_output_dir(run)
-        summary_path, turns_path = write_outputs(run=run, output_dir=output, summary=summary)
+        try:
+            summary_path, turns_path = write_outputs(run=run, output_dir=output, summary=summary)
+        except OSError as exc:
+            raise CommandError(
+                f"run {run.pk}: its results are stored, but {output} could not be written ({exc}); "
+                f"runeval --resume {run.pk} --output DIR writes them"
+            ) from None
         if not o["quiet"]:
             from rich.console import Console
 

@@ -162,3 +162,46 @@ def test_session_auth_needs_csrf_token_auth_does_not(world):
     refused = browser.post(f"/api/turns/{turn.pk}/approve/", {"base_version": 1}, format="json")
     assert refused.status_code == 403 and "CSRF" in refused.json()["error"]["message"]
     assert not Review.objects.filter(turn=turn).exists()
+
+
+# Issue 36, F6: a step index that is not an integer (a list, an object, a boolean) was a 500 (TypeError:
+# unhashable type) on every action that takes a change set; each now answers 400 naming the step.
+BAD_STEPS = [
+    ([{"idx": []}], "idx must be the integer index"),
+    ([{"idx": {}}], "idx must be the integer index"),
+    ([{"idx": True, "arguments": {}}], "idx must be the integer index"),
+    ([{"idx": "0", "arguments": {}}], "idx must be the integer index"),
+    ([{}], "idx must be the integer index"),
+    ([[]], "must be an object"),
+    ([{"idx": 999, "arguments": {}}], "unknown step 999"),
+]
+
+
+ACTIONS = {
+    "edit": ("rev1", "edit", {}),
+    "approve": ("rev1", "approve", {}),
+    "reject": ("rev1", "reject", {"reject_reason": "other", "reason": "no"}),
+    "turn edit": ("adj", "edit", {"target": "turn"}),
+}
+
+
+def _assert_400(clients, world, action, steps, fragment):
+    user, name, extra = ACTIONS[action]
+    turn = _turn(world)
+    response = _post(clients[user], turn, name, base_version=turn.version, changes={"steps": steps}, **extra)
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert list(error["fields"]) == ["changes"] and fragment in " ".join(error["fields"]["changes"])
+    turn.refresh_from_db()
+    assert turn.version == 1 and not Review.objects.filter(turn=turn, submitted_at__isnull=False).exists()
+
+
+@pytest.mark.parametrize("action", list(ACTIONS))
+def test_list_or_missing_step_index_answers_400_on_every_action(clients, world, action):
+    _assert_400(clients, world, action, [{"idx": []}], "idx must be the integer index")
+    _assert_400(clients, world, action, [{}], "idx must be the integer index")
+
+
+@pytest.mark.parametrize(("steps", "fragment"), BAD_STEPS)
+def test_malformed_step_answers_400_on_a_turn_edit(clients, world, steps, fragment):
+    _assert_400(clients, world, "turn edit", steps, fragment)

@@ -99,3 +99,28 @@ def test_browsable_api_for_a_logged_in_browser(client, world):
         assert "text/html" in page["Content-Type"]
     refused = client.get("/api/snapshots/v1/", HTTP_ACCEPT="text/html")
     assert refused.status_code == 404
+
+
+# Issue 36 (info row): API tokens survived a password change.
+def test_password_change_revokes_api_tokens(world):
+    from tests.annotations.api.conftest import token_client
+
+    user = world["users"]["rev1"]
+    client = token_client(user)
+    assert client.get("/api/turns/").status_code == 200
+    user.set_password("a-new-password-1")
+    user.save()
+    assert not Token.objects.filter(user=user).exists()
+    assert client.get("/api/turns/").status_code == 401
+    assert token_client(user).get("/api/turns/").status_code == 200  # a new token works
+
+
+def test_other_saves_and_logins_keep_the_token(world, client):
+    user = world["users"]["rev1"]
+    user.set_password("pw-rev1-secret")
+    user.save()
+    key = Token.objects.create(user=user).key
+    user.first_name = "Ada"
+    user.save()
+    assert client.post("/accounts/login/", {"username": "rev1", "password": "pw-rev1-secret"}).status_code == 302
+    assert Token.objects.get(user=user).key == key

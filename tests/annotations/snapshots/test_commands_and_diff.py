@@ -182,3 +182,10 @@ def test_diff_snapshots_unknown_label(curated):
     run("make_snapshot")
     with pytest.raises(CommandError, match="snapshot 'v3' does not exist"):
         run("diff_snapshots", "v1", "v3")
+
+
+def test_export_set_to_an_unwritable_place_is_a_clear_error(curated):
+    """Issue 36 F11: ``export_set --out /proc/x`` ended in a traceback."""
+    run("make_snapshot")
+    with pytest.raises(CommandError, match="--out /proc/x: cannot write there"):
+        run("export_set", "--out", "/proc/x")

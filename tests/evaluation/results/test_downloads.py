@@ -41,6 +41,18 @@ def test_run_downloads(reviewer_client, runs):
     assert {line["language"] for line in lines} == {"en", "zh"}
 
 
+def test_run_download_escapes_formula_cells(reviewer_client, runs):
+    """Issue 36 F7: an imported session_id ``=cmd|' /C calc'!A0`` reached the CSV as a live formula."""
+    run, _summary = runs["oracle"]
+    result = TurnResult.objects.filter(run=run).first()
+    TurnResult.objects.filter(pk=result.pk).update(session_id="=cmd|' /C calc'!A0")
+    response = reviewer_client.get(reverse("evaluation:run_download", args=[run.pk, "csv"]))
+    lines = list(csv.DictReader(io.StringIO(_body(response))))
+    ids = {line["session_id"] for line in lines}
+    assert "'=cmd|' /C calc'!A0" in ids and "=cmd|' /C calc'!A0" not in ids
+    assert not any(cell.startswith(("=", "+", "@")) for line in lines for cell in line.values())
+
+
 def test_latex_table_in_the_papers_layout(runs, capsys):
     (oracle, so), (heuristic, _sh) = runs["oracle"], runs["heuristic"]
     call_command("results_table", "--runs", f"{heuristic.pk},{oracle.pk}")
