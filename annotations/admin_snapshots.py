@@ -17,9 +17,10 @@ from django.urls import path, reverse
 
 from annotations.models import Snapshot, SnapshotStatus
 from annotations.roles import is_admin
-from annotations.snapshots import background, card
+from annotations.snapshots import background, card, recovery
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
+from annotations.snapshots.recovery import resumable_ids
 from annotations.snapshots.selectors import SIDE_FILES, file_names
 from core.admin_mixins import ViewOnlyMixin
 from scenarios.models import Scenario
@@ -88,6 +89,7 @@ class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and del
         return [
             path("create/", wrap(self.create_view), name="{}_{}_create".format(*info)),
             path("<path:object_id>/progress/", wrap(self.progress_view), name="{}_{}_progress".format(*info)),
+            path("<path:object_id>/resume/", wrap(self.resume_view), name="{}_{}_resume".format(*info)),
             *super().get_urls(),
         ]
 
@@ -108,6 +110,7 @@ class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and del
             "snapshot": snapshot,
             "files": self._files(snapshot) if snapshot.status == SnapshotStatus.READY else [],
             "progress_url": reverse("admin:annotations_snapshot_progress", args=[snapshot.pk]),
+            "resumable": is_admin(request.user) and snapshot.pk in resumable_ids(),
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
@@ -125,6 +128,23 @@ class SnapshotAdmin(ViewOnlyMixin, admin.ModelAdmin):  # immutable: made and del
             # Finished while the page was open: reload it to show the files and the card.
             response["HX-Refresh"] = "true"
         return response
+
+    def resume_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """POST: queue a failed or stalled build again (admins); see ``annotations.snapshots.recovery``."""
+        if not is_admin(request.user):
+            raise PermissionDenied
+        snapshot = get_object_or_404(Snapshot, pk=object_id)
+        if request.method != "POST":
+            return redirect("admin:annotations_snapshot_change", snapshot.pk)
+        try:
+            recovery.resume(snapshot=snapshot)
+        except SnapshotError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        except Exception as exc:  # built in-process (no broker) and failed again: the row says why
+            self.message_user(request, f"Snapshot build failed: {exc}", messages.ERROR)
+        else:
+            self.message_user(request, f"Snapshot {snapshot.label} resumed.", messages.SUCCESS)
+        return redirect("admin:annotations_snapshot_change", snapshot.pk)
 
     def create_view(self, request: HttpRequest) -> HttpResponse:
         if not is_admin(request.user):

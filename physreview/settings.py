@@ -334,10 +334,32 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Tasks are written to be idempotent, so a task is acknowledged only once it has finished.
+# A worker killed with -9 never acknowledges its message; ``task_reject_on_worker_lost`` requeues the message of
+# a pool child that died at once, and Redis hands an unacknowledged message to another worker once the
+# visibility timeout has passed. That timeout is set deliberately (Kombu's default is 1 h): longer than any
+# single task should run (a slot task, one snapshot build), because a task still running when it passes is
+# delivered a second time (harmless: slots are idempotent and a build holds a lease, see core.jobs, but a
+# second delivery of an LLM slot costs its calls twice). Recovery does not wait for it: stale heartbeats are
+# found by the worker's sweep (JOB_* below). docs/operations.md, "Jobs that stop".
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _int("CELERY_VISIBILITY_TIMEOUT", 1800, minimum=1)}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Background jobs: heartbeats and automatic recovery (core.jobs, physreview.jobs) -------------------------
+# A snapshot build or a generation run refreshes its heartbeat every JOB_HEARTBEAT_SECONDS; with none for
+# JOB_STALE_SECONDS it is stale, and the Celery worker's sweep (every JOB_SWEEP_SECONDS, 0 = never; also at
+# worker start) or the next make_snapshot / generate resumes it, at most JOB_MAX_AUTO_RESUMES times before
+# marking it failed with the reason (a person can still resume it from the admin, the API or the command).
+JOB_HEARTBEAT_SECONDS = _int("JOB_HEARTBEAT_SECONDS", 10, minimum=1)
+JOB_STALE_SECONDS = _int("JOB_STALE_SECONDS", 180, minimum=2)
+JOB_SWEEP_SECONDS = _int("JOB_SWEEP_SECONDS", 60, minimum=0)
+JOB_MAX_AUTO_RESUMES = _int("JOB_MAX_AUTO_RESUMES", 3, minimum=0)
+if JOB_STALE_SECONDS <= JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        f"JOB_STALE_SECONDS={JOB_STALE_SECONDS} must exceed JOB_HEARTBEAT_SECONDS={JOB_HEARTBEAT_SECONDS}."
+    )
 
 # --- LLM endpoints (used from the generation pipeline on) --------------------------------------
 OPENAI_BASE_URL = _url("OPENAI_BASE_URL", None, schemes={"http", "https"})

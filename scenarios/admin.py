@@ -4,13 +4,14 @@ Editing and review happen in the review app; turns, gold steps and rubric items 
 (an admin save would bypass versioning and revisions).
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from core.admin_mixins import ViewOnlyMixin
+from scenarios import recovery
 from scenarios.models import GenerationRun, GoldStep, RubricItem, Session, Turn
 
 
@@ -106,5 +107,19 @@ class GenerationRunAdmin(admin.ModelAdmin):
         "rejected_by_gate",
         "cost_usd",
         "created_at",
+        "heartbeat_at",
     )
     list_filter = ("backend", "status")
+    actions = ["resume_runs"]
+
+    @admin.action(description="Resume selected runs (failed, interrupted or stalled)", permissions=["change"])
+    def resume_runs(self, request, queryset):
+        """Queue the missing slots of each failed, interrupted or stale run again (``scenarios.recovery``);
+        finished runs and runs that are alive (fresh heartbeat) are left alone."""
+        stale = set(recovery.stale_runs().values_list("pk", flat=True))
+        for run in queryset:
+            if run.status in {"failed", "interrupted"} or run.pk in stale:
+                slots = recovery.resume(run=run)
+                self.message_user(request, f"run {run.pk}: resumed, {len(slots)} slot(s) queued", messages.SUCCESS)
+            else:
+                self.message_user(request, f"run {run.pk} is {run.status} and alive: left alone", messages.WARNING)

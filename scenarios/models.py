@@ -105,6 +105,11 @@ class GenerationRun(models.Model):
     rejections = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Refreshed by the generate command while it waits and by every slot task (core.jobs); automatic resumes
+    # of a stale run so far; why a run was stopped (stale, failed) in words.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    resumes = models.PositiveIntegerField(default=0)
+    stop_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

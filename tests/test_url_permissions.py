@@ -97,6 +97,7 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("api:snapshot-list", None): (401, 403, 403, 200, 200),  # adjudicators and admins only
     ("api:snapshot-detail", "snapshot"): (401, 403, 403, 200, 200),
     ("api:snapshot-file", "snapshot_file"): (401, 403, 403, 200, 200),
+    ("api:snapshot-resume", "snapshot"): (401, 403, 403, 405, 405),  # POST only (issue 36, F4)
     ("api:run-list", None): (401, ROLE_ONLY, 200, 200, 200),  # every role reads results
     ("api:run-detail", "eval_run"): (401, ROLE_ONLY, 200, 200, 200),
     ("api:run-turn-list", "api_run_turns"): (401, ROLE_ONLY, 200, 200, 200),  # rows scoped: see below
@@ -150,6 +151,8 @@ ADMIN_EXCEPTIONS: dict[str, tuple] = {
     # Snapshots are immutable: made by the "Create snapshot" page, never added, changed or deleted.
     "admin:annotations_snapshot_add": (*NON_STAFF_ADMIN, 403),
     "admin:annotations_snapshot_delete": (*NON_STAFF_ADMIN, 403),
+    # Resume a failed or stalled build: POST only; a GET goes back to the snapshot's page.
+    "admin:annotations_snapshot_resume": (*NON_STAFF_ADMIN, ("redirect", "/change/")),
     # Turns are view-only in the admin: content changes go through the review services (versioned).
     "admin:scenarios_turn_add": (*NON_STAFF_ADMIN, 403),
 }

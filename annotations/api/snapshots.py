@@ -28,9 +28,10 @@ from annotations.api.permissions import IsAdjudicatorOrAdmin
 from annotations.api.views import error_responses
 from annotations.models import Snapshot
 from annotations.snapshots import background as snapshot_background
+from annotations.snapshots import recovery as snapshot_recovery
 from annotations.snapshots import selectors as snapshot_selectors
 from annotations.snapshots.duplicates import DuplicateSnapshot
-from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
+from annotations.snapshots.errors import BuildInProgress, SnapshotError, UnknownSnapshot
 
 
 class BinaryRenderer(renderers.BaseRenderer):
@@ -126,6 +127,30 @@ class SnapshotViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         serializer = snap.SnapshotDetailSerializer(snapshot, context=self.get_serializer_context())
         location = request.build_absolute_uri(reverse("api:snapshot-detail", kwargs={"label": snapshot.label}))
         return Response(serializer.data, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+    @extend_schema(
+        summary="Resume a failed or stalled snapshot build (adjudicators and admins)",
+        description="A failed build, or a building one whose heartbeat is older than JOB_STALE_SECONDS (its process "
+        "died), is queued again; frozen items are reused. 409 build_in_progress while a live process builds it, "
+        "409 snapshot_ready for a ready one.",
+        request=None,
+        parameters=[LABEL_PARAM],
+        responses={202: snap.SnapshotDetailSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    @action(detail=True, methods=["post"], url_path="resume", url_name="resume")
+    def resume(self, request: Request, label: str | None = None) -> Response:
+        snapshot = self.get_object()
+        try:
+            snapshot = snapshot_recovery.resume(snapshot=snapshot)
+        except BuildInProgress as exc:
+            return Response(error_body(code="build_in_progress", message=str(exc)), status=status.HTTP_409_CONFLICT)
+        except SnapshotError as exc:
+            return Response(error_body(code="snapshot_ready", message=str(exc)), status=status.HTTP_409_CONFLICT)
+        except Exception:  # built in-process (no broker) and failed again: its status and error say why
+            snapshot = self.get_object()
+        snapshot.refresh_from_db()
+        serializer = snap.SnapshotDetailSerializer(snapshot, context=self.get_serializer_context())
+        return Response(serializer.data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         summary="Download one file of a ready snapshot (data files, card.md, manifest.json, SHA256SUMS)",

@@ -57,6 +57,11 @@ class Snapshot(models.Model):
     progress_stage = models.CharField(max_length=32, blank=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Who builds it now (core.jobs token, empty when nobody) and their latest heartbeat; automatic resumes
+    # of a stale build so far (reset by a person's resume).
+    worker = models.CharField(max_length=120, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    resumes = models.PositiveIntegerField(default=0)
 
     objects = SnapshotQuerySet.as_manager()
 

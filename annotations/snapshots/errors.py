@@ -11,3 +11,7 @@ class EmptySelection(SnapshotError):
 
 class UnknownSnapshot(SnapshotError):
     pass
+
+
+class BuildInProgress(SnapshotError):
+    """Another live process holds the snapshot's build (its heartbeat is fresh)."""

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
 from annotations.snapshots import card, duplicates, freeze, integrity, manifest
-from annotations.snapshots.errors import EmptySelection, SnapshotError
+from annotations.snapshots.errors import BuildInProgress, EmptySelection, SnapshotError
 from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
 from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
+from core import jobs
 
 _LOCK_KEY = 0x5AA95  # pg_advisory_xact_lock key: one version allocation at a time
 Progress = Callable[[str, int, int], None]
@@ -91,26 +92,66 @@ def _set_progress(snapshot: Snapshot, stage: str, done: int, total: int) -> None
 def build_snapshot(*, snapshot_id: int, progress: Progress | None = None) -> Snapshot:
     """Freeze (if not frozen yet), write the files, manifest and card, and mark the snapshot ready.
 
-    Any failure marks it ``failed`` with the error and re-raises; a ready one is returned as it is.
-    Interrupted or failed builds can be run again (``make_snapshot --resume vN``): frozen items are reused.
+    The build first takes the snapshot's lease (:func:`core.jobs.claim`): a ``building`` row nobody holds, or
+    whose holder's heartbeat is stale, or a ``failed`` one. A live holder → :class:`BuildInProgress`; nothing
+    is written. While building, a heartbeat thread keeps the lease; if another process took it over (this one
+    was thought dead) the build stops at its next step without writing (:class:`core.jobs.LeaseLost`).
+    Any other failure marks it ``failed`` with the error and re-raises; a ready one is returned as it is.
+    Interrupted or failed builds are resumed by the sweeps, ``make_snapshot --resume vN``, the admin or the API:
+    frozen items are reused, and the temporary folder of a killed attempt is removed.
     """
     snapshot = Snapshot.objects.get(pk=snapshot_id)
     if snapshot.status == SnapshotStatus.READY:
         return snapshot
-    if snapshot.status == SnapshotStatus.FAILED:  # a resumed build
-        Snapshot.objects.filter(pk=snapshot.pk).update(status=SnapshotStatus.BUILDING, error="")
+    owner = jobs.owner_token("snapshot")
+    row = Snapshot.objects.filter(pk=snapshot.pk, status__in=[SnapshotStatus.BUILDING, SnapshotStatus.FAILED])
+    if not jobs.claim(queryset=row, owner=owner, status=SnapshotStatus.BUILDING, error=""):
         snapshot.refresh_from_db()
+        if snapshot.status == SnapshotStatus.READY:
+            return snapshot
+        beat = f"{snapshot.heartbeat_at:%H:%M:%S}" if snapshot.heartbeat_at else "none yet"
+        raise BuildInProgress(f"snapshot {snapshot.label} is being built by {snapshot.worker} (heartbeat {beat})")
+    snapshot.refresh_from_db()
     try:
-        return _build(snapshot=snapshot, progress=progress)
+        with jobs.Heartbeat(queryset=Snapshot.objects.filter(pk=snapshot.pk, worker=owner)):
+            return _build(snapshot=snapshot, progress=progress, owner=owner)
+    except jobs.LeaseLost:
+        raise
     except Exception as exc:
-        Snapshot.objects.filter(pk=snapshot.pk).update(
-            status=SnapshotStatus.FAILED, error=f"{type(exc).__name__}: {exc}", progress_stage="failed"
+        Snapshot.objects.filter(pk=snapshot.pk, worker=owner).update(
+            status=SnapshotStatus.FAILED, error=f"{type(exc).__name__}: {exc}", progress_stage="failed", worker=""
         )
         raise
 
 
-def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
+def resume_snapshot(*, snapshot: Snapshot) -> Snapshot:
+    """A person's resume (admin, API): a failed build, or a ``building`` one whose heartbeat is stale, is
+    queued again with its automatic-resume count reset. Raises :class:`SnapshotError` for a ready snapshot
+    and :class:`BuildInProgress` for a live build. The caller dispatches the build task."""
+    if snapshot.status == SnapshotStatus.READY:
+        raise SnapshotError(f"snapshot {snapshot.label} is already ready")
+    stale = Q(status=SnapshotStatus.FAILED) | Q(worker="") | Q(heartbeat_at__isnull=True)
+    stale |= Q(heartbeat_at__lt=jobs.stale_cutoff())
+    updated = Snapshot.objects.filter(stale, pk=snapshot.pk).exclude(status=SnapshotStatus.READY)
+    if not updated.update(status=SnapshotStatus.BUILDING, worker="", heartbeat_at=None, resumes=0, error=""):
+        raise BuildInProgress(f"snapshot {snapshot.label} is being built by {snapshot.worker}")
+    Snapshot.objects.filter(pk=snapshot.pk).update(progress_stage="queued")
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def _remove_stale_temp(snapshot: Snapshot) -> None:
+    """Temporary folders of an earlier attempt at this version killed before its rename (we hold the lease)."""
+    for stale in snapshots_root().glob(f".{snapshot.label}.*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _build(*, snapshot: Snapshot, progress: Progress | None, owner: str) -> Snapshot:
+    mine = Snapshot.objects.filter(pk=snapshot.pk, worker=owner)
+
     def report(stage: str, done: int, total: int) -> None:
+        if not jobs.holds(queryset=mine, owner=owner):
+            raise jobs.LeaseLost(f"snapshot {snapshot.label} was taken over by another process")
         _set_progress(snapshot, stage, done, total)
         if progress:
             progress(stage, done, total)
@@ -137,6 +178,7 @@ def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
     n = SnapshotItem.objects.filter(snapshot=snapshot).count()
     target = snapshot_dir(snapshot=snapshot)
     snapshots_root().mkdir(parents=True, exist_ok=True)
+    _remove_stale_temp(snapshot)
     tmp = Path(tempfile.mkdtemp(prefix=f".{snapshot.label}.", dir=snapshots_root()))
     try:
         done = 0
@@ -161,17 +203,21 @@ def _build(*, snapshot: Snapshot, progress: Progress | None) -> Snapshot:
         snapshot.card_markdown = card.render(snapshot=snapshot, stats=stats)
         _write_side_files(folder=tmp, snapshot=snapshot)
         tmp.chmod(0o755)
-        if target.exists():  # a stale folder of an earlier failed attempt at this version
-            shutil.rmtree(target)
-        tmp.rename(target)
+        with transaction.atomic():
+            # The lease is checked under a row lock so a takeover cannot slip between the check and "ready".
+            if not Snapshot.objects.select_for_update().filter(pk=snapshot.pk, worker=owner).exists():
+                raise jobs.LeaseLost(f"snapshot {snapshot.label} was taken over by another process")
+            if target.exists():  # a stale folder of an earlier failed attempt at this version
+                shutil.rmtree(target)
+            tmp.rename(target)
+            snapshot.status = SnapshotStatus.READY
+            snapshot.finished = timezone.now()
+            snapshot.progress_stage, snapshot.progress_done, snapshot.progress_total = "done", n, n
+            snapshot.error, snapshot.worker = "", ""
+            snapshot.save()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    snapshot.status = SnapshotStatus.READY
-    snapshot.finished = timezone.now()
-    snapshot.progress_stage, snapshot.progress_done, snapshot.progress_total = "done", n, n
-    snapshot.error = ""
-    snapshot.save()
     return snapshot
 
 

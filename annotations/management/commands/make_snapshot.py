@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations.models import SnapshotStatus
-from annotations.snapshots import card, selectors, services
+from annotations.snapshots import card, recovery, selectors, services
 from annotations.snapshots.duplicates import DuplicateSnapshot
 from annotations.snapshots.errors import SnapshotError
 from scenarios.models import Scenario
@@ -52,6 +52,9 @@ class Command(BaseCommand):
                 bars[stage] = tqdm(total=total, desc=stage, unit="session", file=sys.stderr, disable=opts["quiet"])
             bars[stage].update(done - bars[stage].n)
 
+        # Builds whose process died (heartbeat stale) are resumed or failed first (annotations.snapshots.recovery).
+        for line in recovery.recover_stale():
+            self.stderr.write(f"stale {line}")
         try:
             try:
                 if opts["resume"]:

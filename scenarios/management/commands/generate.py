@@ -3,10 +3,12 @@
 import time
 from collections import Counter
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from scenarios import services
+from core import jobs
+from scenarios import recovery, services
 from scenarios.generation.llm_roles import LLMSetupError, check_llm_setup
 from scenarios.generation.reasons import attempt_lines, shorten, summarize
 from scenarios.models import GenerationRun, RunStatus, Session
@@ -42,9 +44,26 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--wait-timeout",
+            type=int,
+            default=None,
+            metavar="SECONDS",
+            help="with workers: when no slot has finished for this long, dispatch the missing slots again, and "
+            "after JOB_MAX_AUTO_RESUMES such attempts fail the run (default JOB_STALE_SECONDS)",
+        )
 
     def handle(self, *args, **opts):
+        # Runs whose command died (heartbeat stale) are finished, resumed or failed first (scenarios.recovery).
+        for line in recovery.recover_stale():
+            self.stderr.write(f"stale {line}")
         run = self._run(opts)
+        running = GenerationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+        jobs.touch(queryset=running)
+        with jobs.Heartbeat(queryset=running):
+            self._generate(run=run, opts=opts)
+
+    def _generate(self, *, run: GenerationRun, opts: dict) -> None:
         slots = services.missing_slots(run=run)
         self.stdout.write(
             f"run {run.pk}: {run.requested} sessions ({len(slots)} to make) — "
@@ -59,7 +78,8 @@ class Command(BaseCommand):
                         self._stop_on_llm_error(run=run, index=slot.index, bar=bar)
                     bar.update(1)
             else:
-                self._follow_workers(run=run, slots=slots, bar=bar)
+                wait_s = opts["wait_timeout"] or settings.JOB_STALE_SECONDS
+                self._follow_workers(run=run, slots=slots, bar=bar, wait_s=wait_s)
         except KeyboardInterrupt:
             bar.close()
             services.mark_run(run_id=run.pk, status=RunStatus.INTERRUPTED)
@@ -87,6 +107,7 @@ class Command(BaseCommand):
                 self._check_llm(quiet=opts["quiet"])
             services.reopen_llm_errors(run_id=run.pk)
             services.mark_run(run_id=run.pk, status=RunStatus.RUNNING)
+            GenerationRun.objects.filter(pk=run.pk).update(resumes=0, stop_reason="")
             return run
         scenarios = _choice_list(opts["scenario"], allowed=services.ALL_SCENARIOS, name="scenario")
         tiers = _choice_list(opts["tier"], allowed=services.ALL_TIERS, name="tier", cast=int)
@@ -123,10 +144,16 @@ class Command(BaseCommand):
             f"resume with `manage.py generate --resume {run.pk}`"
         )
 
-    def _follow_workers(self, *, run: GenerationRun, slots: list, bar: tqdm) -> None:
+    def _follow_workers(self, *, run: GenerationRun, slots: list, bar: tqdm, wait_s: int) -> None:
+        """Dispatch the slots and wait for each to end (a session or a recorded failure). Says what it waits for
+        every ``wait_s / 2`` seconds without progress; after ``wait_s`` without any slot ending it dispatches the
+        missing slots again (a lost task: its worker was killed), and after ``JOB_MAX_AUTO_RESUMES`` of those
+        marks the run ``failed`` with the slots it still lacks."""
         for slot in slots:
             generate_session_task.delay(run.pk, slot.index)
         todo = {s.index for s in slots}
+        last = said = time.monotonic()
+        redispatched = 0
         while todo:
             time.sleep(0.5)
             run.refresh_from_db(fields=["errors"])
@@ -134,6 +161,38 @@ class Command(BaseCommand):
             done |= {e["index"] for e in run.errors if e.get("index") in todo}
             bar.update(len(done))
             todo -= done
+            now = time.monotonic()
+            if done:
+                last = said = now
+            if not todo:
+                break
+            if now - said >= wait_s / 2:
+                said = now
+                self.stderr.write(
+                    f"run {run.pk}: waiting for {len(todo)} slot(s) ({recovery.short_slots(sorted(todo))}); "
+                    f"none finished for {now - last:.0f} s"
+                )
+            if now - last < wait_s:
+                continue
+            if redispatched >= settings.JOB_MAX_AUTO_RESUMES:
+                reason = (
+                    f"no slot finished for {wait_s} s after {redispatched} re-dispatch(es); slot(s) "
+                    f"{recovery.short_slots(sorted(todo))} still missing. Is a Celery worker running? "
+                    f"Resume with `manage.py generate --resume {run.pk}`"
+                )
+                bar.close()
+                services.refresh_run_counts(run_id=run.pk, finished=False)
+                GenerationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, stop_reason=reason)
+                raise CommandError(f"run {run.pk} failed: {reason}")
+            redispatched += 1
+            for index in sorted(todo):
+                generate_session_task.delay(run.pk, index)
+            missing = recovery.short_slots(sorted(todo))
+            self.stderr.write(
+                f"run {run.pk}: no slot finished for {wait_s} s; dispatched slot(s) {missing} "
+                f"again ({redispatched}/{settings.JOB_MAX_AUTO_RESUMES})"
+            )
+            last = said = now
 
     def _summary(self, run: GenerationRun, *, verbosity: int = 1) -> None:
         if run.backend == "openai":

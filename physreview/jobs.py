@@ -1,0 +1,69 @@
+"""Background jobs recover without a person: the Celery worker sweeps for stale ones.
+
+At worker start (``worker_ready``) and then every ``JOB_SWEEP_SECONDS`` a thread of the worker's main process
+looks for snapshot builds and generation runs whose heartbeat is older than ``JOB_STALE_SECONDS`` (their process
+was killed) and resumes or fails them (:mod:`annotations.snapshots.recovery`, :mod:`scenarios.recovery`).
+Several workers may sweep at once: every takeover is a compare-and-set on the job's row. docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from annotations.snapshots import recovery as snapshot_recovery
+from scenarios import recovery as run_recovery
+
+logger = logging.getLogger(__name__)
+
+
+def sweep_stale_jobs() -> list[str]:
+    """One sweep over snapshots and generation runs; what was done, in words."""
+    return [*snapshot_recovery.recover_stale(), *run_recovery.recover_stale()]
+
+
+class Sweeper:
+    def __init__(self, *, every_s: int) -> None:
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="job-sweeper", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                close_old_connections()
+                try:
+                    sweep_stale_jobs()
+                except Exception:  # a sweep that fails (database away) is tried again next time
+                    logger.exception("sweep of stale jobs failed")
+                if self._stop.wait(self.every_s):
+                    return
+        finally:
+            connection.close()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+
+_sweeper: Sweeper | None = None
+
+
+def start_sweeper() -> None:
+    global _sweeper
+    if settings.JOB_SWEEP_SECONDS and _sweeper is None:
+        _sweeper = Sweeper(every_s=settings.JOB_SWEEP_SECONDS)
+        _sweeper.start()
+
+
+def stop_sweeper() -> None:
+    global _sweeper
+    if _sweeper is not None:
+        _sweeper.stop()
+        _sweeper = None
