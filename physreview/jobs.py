@@ -21,8 +21,15 @@ logger = logging.getLogger(__name__)
 
 
 def sweep_stale_jobs() -> list[str]:
-    """One sweep over snapshots and generation runs; what was done, in words."""
-    return [*snapshot_recovery.recover_stale(), *run_recovery.recover_stale()]
+    """One sweep over snapshots and generation runs; what was done, in words. A kind that fails (its table
+    locked, the broker away) is logged and does not stop the other."""
+    done = []
+    for recover in (snapshot_recovery.recover_stale, run_recovery.recover_stale):
+        try:
+            done += recover()
+        except Exception:
+            logger.exception("sweep of stale jobs failed (%s)", recover.__module__)
+    return done
 
 
 class Sweeper:
@@ -35,10 +42,7 @@ class Sweeper:
         try:
             while True:
                 close_old_connections()
-                try:
-                    sweep_stale_jobs()
-                except Exception:  # a sweep that fails (database away) is tried again next time
-                    logger.exception("sweep of stale jobs failed")
+                sweep_stale_jobs()  # a kind that fails (database away) is tried again next time
                 if self._stop.wait(self.every_s):
                     return
         finally:

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from core import jobs
 from scenarios import services
-from scenarios.models import GenerationRun, RunStatus
+from scenarios.models import Backend, GenerationRun, RunStatus
 from scenarios.tasks import generate_session_task
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 def stale_runs():
     cutoff = jobs.stale_cutoff()
     never_beat = Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
-    return GenerationRun.objects.filter(Q(heartbeat_at__lt=cutoff) | never_beat, status=RunStatus.RUNNING)
+    generated = GenerationRun.objects.exclude(backend=Backend.IMPORT)  # an import is one transaction: never stale
+    return generated.filter(Q(heartbeat_at__lt=cutoff) | never_beat, status=RunStatus.RUNNING)
 
 
 def finish(*, run_id: int) -> GenerationRun:
@@ -53,34 +54,44 @@ def short_slots(indexes: list[int]) -> str:
 
 
 def recover_stale() -> list[str]:
-    """Finish, resume or fail each stale run; each takeover is a compare-and-set on its heartbeat."""
+    """Finish, resume or fail each stale run; each takeover is a compare-and-set on its heartbeat. Returns what
+    was done, in words."""
     done = []
     for run in stale_runs():
-        seen = GenerationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, heartbeat_at=run.heartbeat_at)
-        if not seen.update(heartbeat_at=timezone.now()):
-            continue  # another sweep or the command got there first
-        missing = [s.index for s in services.missing_slots(run=run)]
-        silent = "never started" if run.heartbeat_at is None else f"no heartbeat since {run.heartbeat_at:%H:%M:%S}"
-        if not missing:
-            run = finish(run_id=run.pk)
-            done.append(f"run {run.pk} finished ({silent}; every slot was done): {run.status}")
-        elif run.resumes >= settings.JOB_MAX_AUTO_RESUMES:
-            reason = (
-                f"stopped: {silent}, after {run.resumes} automatic resume(s) slot(s) {short_slots(missing)} were still "
-                f"missing; is a Celery worker running? Resume with `manage.py generate --resume {run.pk}`"
-            )
-            services.refresh_run_counts(run_id=run.pk, finished=False)
-            GenerationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, stop_reason=reason)
-            done.append(f"run {run.pk} failed ({reason})")
-        else:
-            GenerationRun.objects.filter(pk=run.pk).update(resumes=F("resumes") + 1)
-            done.append(f"run {run.pk} resumed ({silent}): slot(s) {short_slots(missing)} dispatched again")
-            dispatch_missing(run=run)
-            if generate_session_task.app.conf.task_always_eager and not services.missing_slots(run=run):
-                finish(run_id=run.pk)
-    for line in done:
-        logger.warning(line)
+        try:
+            line = _recover(run)
+        except Exception:  # one run that cannot be recovered must not keep the others stuck
+            logger.exception("run %s: recovery failed", run.pk)
+            continue
+        if line:
+            logger.warning(line)
+            done.append(line)
     return done
+
+
+def _recover(run: GenerationRun) -> str | None:
+    seen = GenerationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, heartbeat_at=run.heartbeat_at)
+    if not seen.update(heartbeat_at=timezone.now()):
+        return None  # another sweep or the command got there first
+    missing = [s.index for s in services.missing_slots(run=run)]
+    silent = "never started" if run.heartbeat_at is None else f"no heartbeat since {run.heartbeat_at:%H:%M:%S}"
+    if not missing:
+        run = finish(run_id=run.pk)
+        return f"run {run.pk} finished ({silent}; every slot was done): {run.status}"
+    if run.resumes >= settings.JOB_MAX_AUTO_RESUMES:
+        reason = (
+            f"stopped: {silent}, after {run.resumes} automatic resume(s) slot(s) {short_slots(missing)} were still "
+            f"missing; is a Celery worker running? Resume with `manage.py generate --resume {run.pk}`"
+        )
+        services.refresh_run_counts(run_id=run.pk, finished=False)
+        GenerationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, stop_reason=reason)
+        return f"run {run.pk} failed ({reason})"
+    GenerationRun.objects.filter(pk=run.pk).update(resumes=F("resumes") + 1)
+    line = f"run {run.pk} resumed ({silent}): slot(s) {short_slots(missing)} dispatched again"
+    dispatch_missing(run=run)
+    if generate_session_task.app.conf.task_always_eager and not services.missing_slots(run=run):
+        finish(run_id=run.pk)
+    return line
 
 
 def resume(*, run: GenerationRun) -> list[int]:

@@ -52,7 +52,7 @@ def recover_stale() -> list[str]:
         done.append(f"snapshot {snap.label} resumed ({silent})")
         try:
             build_snapshot_task.delay(snap.pk)
-        except Exception as exc:  # in-process without a broker: the failure is on the row
+        except Exception as exc:  # in-process without a broker (the failure is on the row), or the broker is away
             logger.warning("resumed snapshot %s failed: %s", snap.label, exc)
     for line in done:
         logger.warning(line)

@@ -125,3 +125,15 @@ def test_the_wait_loop_has_a_deadline_and_says_what_it_waits_for(broker_url, dem
     assert f"run {run.pk}: waiting for 2 slot(s) (0, 1); none finished for" in said
     assert "dispatched slot(s) 0, 1 again (1/1)" in said
     assert run.status == RunStatus.FAILED and "still missing" in run.stop_reason
+
+
+def test_an_import_run_is_never_swept_and_a_broken_run_does_not_stop_the_others(demo_cohort, settings):
+    settings.JOB_STALE_SECONDS = 60
+    old = timezone.now() - dt.timedelta(minutes=10)
+    run = _run(made=[0, 1, 2, 3])
+    imported = GenerationRun.objects.create(backend="import", status=RunStatus.RUNNING, heartbeat_at=old)
+    # Newer, so swept first; parameters without scenarios: its slots cannot be listed (KeyError).
+    broken = GenerationRun.objects.create(backend="rules", status=RunStatus.RUNNING, heartbeat_at=old, requested=2)
+    assert [line.split(" (")[0] for line in sweep_stale_jobs()] == [f"run {run.pk} finished"]
+    assert GenerationRun.objects.get(pk=imported.pk).status == RunStatus.RUNNING
+    assert GenerationRun.objects.get(pk=broken.pk).status == RunStatus.RUNNING
