@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scenarios", "0005_generation_rejections"),
+        ("scenarios", "0006_scenario_labels"),
     ]
 
     operations = [
