@@ -80,6 +80,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     ("annotations:dashboard", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("annotations:done", None): (LOGIN, ROLE_ONLY, 200, 200, 200),  # the user's own submitted reviews
     **{("annotations:undo", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},  # POST only
+    # Throw away one's own draft (issue 35): POST only.
+    **{("annotations:discard_draft", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},
     # Confirm or revert an edit of an approved turn (issue 32): POST only.
     **{("annotations:confirm", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("assigned", "unassigned")},
     ("snapshots:download", "snapshot_file"): (LOGIN, 403, 403, 403, 200),  # staff only
@@ -133,6 +135,8 @@ POST_EXPECTED: dict[str, tuple] = {
     "annotations:adjudicate": (LOGIN, ROLE_ONLY, 404, 200, 200),  # banner: the turn does not need adjudication
     # Nothing of theirs to withdraw: back to the done list with the reason.
     "annotations:undo": (LOGIN, ROLE_ONLY, 404, ("redirect", "/review/done/"), ("redirect", "/review/done/")),
+    # No draft of theirs to discard: nothing happens, the turn is loaded again (HX-Redirect, 204).
+    "annotations:discard_draft": (LOGIN, ROLE_ONLY, 404, 204, 204),
     # The turn has no edit waiting for confirmation: back to the queue with the reason.
     "annotations:confirm": (LOGIN, ROLE_ONLY, 404, ("redirect", "/review/"), ("redirect", "/review/")),
     # API: 404 before the body is read; this form post is then refused (the API takes JSON only).
