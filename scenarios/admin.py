@@ -120,6 +120,10 @@ class GenerationRunAdmin(admin.ModelAdmin):
         for run in queryset:
             if run.status in {"failed", "interrupted"} or run.pk in stale:
                 slots = recovery.resume(run=run)
-                self.message_user(request, f"run {run.pk}: resumed, {len(slots)} slot(s) queued", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    f"run {run.pk}: resumed, {len(slots)} {'slot' if len(slots) == 1 else 'slots'} queued",
+                    messages.SUCCESS,
+                )
             else:
                 self.message_user(request, f"run {run.pk} is {run.status} and alive: left alone", messages.WARNING)

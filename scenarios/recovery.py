@@ -24,6 +24,11 @@ from scenarios.tasks import generate_session_task
 logger = logging.getLogger(__name__)
 
 
+def _plural(count: int, noun: str) -> str:
+    """``noun`` for one, ``noun + "s"`` otherwise (no "(s)" in messages people read)."""
+    return noun if count == 1 else f"{noun}s"
+
+
 def stale_runs():
     cutoff = jobs.stale_cutoff()
     never_beat = Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
@@ -80,14 +85,15 @@ def _recover(run: GenerationRun) -> str | None:
         return f"run {run.pk} finished ({silent}; every slot was done): {run.status}"
     if run.resumes >= settings.JOB_MAX_AUTO_RESUMES:
         reason = (
-            f"stopped: {silent}, after {run.resumes} automatic resume(s) slot(s) {short_slots(missing)} were still "
-            f"missing; is a Celery worker running? Resume with `manage.py generate --resume {run.pk}`"
+            f"stopped: {silent}, after {run.resumes} automatic {_plural(run.resumes, 'resume')}; "
+            f"{_plural(len(missing), 'slot')} {short_slots(missing)} still missing; is a Celery worker running? "
+            f"Resume with `manage.py generate --resume {run.pk}`"
         )
         services.refresh_run_counts(run_id=run.pk, finished=False)
         GenerationRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, stop_reason=reason)
         return f"run {run.pk} failed ({reason})"
     GenerationRun.objects.filter(pk=run.pk).update(resumes=F("resumes") + 1)
-    line = f"run {run.pk} resumed ({silent}): slot(s) {short_slots(missing)} dispatched again"
+    line = f"run {run.pk} resumed ({silent}): {_plural(len(missing), 'slot')} {short_slots(missing)} dispatched again"
     dispatch_missing(run=run)
     if generate_session_task.app.conf.task_always_eager and not services.missing_slots(run=run):
         finish(run_id=run.pk)

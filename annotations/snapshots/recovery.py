@@ -41,7 +41,8 @@ def recover_stale() -> list[str]:
         silent = "never started" if snap.heartbeat_at is None else f"no heartbeat since {snap.heartbeat_at:%H:%M:%S}"
         if snap.resumes >= settings.JOB_MAX_AUTO_RESUMES:
             error = (
-                f"stopped: {silent}, after {snap.resumes} automatic resume(s); "
+                f"stopped: {silent}, after {snap.resumes} automatic "
+                f"{'resume' if snap.resumes == 1 else 'resumes'}; "
                 "resume it from the admin, the API or `make_snapshot --resume`"
             )
             if seen.update(status=SnapshotStatus.FAILED, worker="", error=error, progress_stage="failed"):

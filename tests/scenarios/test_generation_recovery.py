@@ -54,7 +54,7 @@ def test_a_dead_run_missing_slots_is_resumed_without_duplicates(demo_cohort, set
     settings.JOB_STALE_SECONDS = 60
     run = _run(made=[0, 2])
     [line] = sweep_stale_jobs()
-    assert line.startswith(f"run {run.pk} resumed") and "slot(s) 1, 3 dispatched again" in line
+    assert line.startswith(f"run {run.pk} resumed") and "slots 1, 3 dispatched again" in line
     run.refresh_from_db()  # without a broker the slots ran here, and the run was finished
     assert run.status == RunStatus.FINISHED and run.resumes == 1
     assert _indexes(run) == [0, 1, 2, 3]
@@ -66,7 +66,7 @@ def test_a_run_that_keeps_stalling_is_failed_with_the_missing_slots(demo_cohort,
     [line] = sweep_stale_jobs()
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and line.startswith(f"run {run.pk} failed")
-    assert "slot(s) 1, 2, 3 were still missing" in run.stop_reason and f"--resume {run.pk}" in run.stop_reason
+    assert "slots 1, 2, 3 still missing" in run.stop_reason and f"--resume {run.pk}" in run.stop_reason
     assert _indexes(run) == [0]
 
 

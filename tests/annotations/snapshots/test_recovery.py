@@ -99,7 +99,7 @@ def test_a_build_that_keeps_dying_is_failed_with_the_reason(curated, people, set
     [line] = sweep_stale_jobs()
     snap.refresh_from_db()
     assert snap.status == SnapshotStatus.FAILED and snap.worker == ""
-    assert "after 2 automatic resume(s)" in snap.error and "resume it from the admin" in snap.error
+    assert "after 2 automatic resumes" in snap.error and "resume it from the admin" in snap.error
     assert line.startswith("snapshot v1 failed")
 
 
