@@ -2,29 +2,83 @@
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from typing import Any, NamedTuple
 
 from ehr import models as m
-from ehr.fhir.common import bundle, concept, drop_none, ref, require_encounter, require_patient
+from ehr.fhir.common import bundle, concept, drop_none, ref, require_patient, scoped_rows
 from ehr.fhir.context import ToolContext, fmt_datetime
+from ehr.fhir.sql import db_datetime, fetch_all, fits_integer, parse_db_date, parse_db_datetime
 
 ENCOUNTER_COUNT = 20
+
+
+class _Patient(NamedTuple):
+    subject_id: int
+    gender: str
+    anchor_age: int
+    anchor_year: int
+    dod: dt.date | None
+
+
+class _Admission(NamedTuple):
+    hadm_id: int
+    subject_id: int
+    admittime: dt.datetime
+    dischtime: dt.datetime | None
+    deathtime: dt.datetime | None
+    admission_type: str
+    admission_location: str | None
+    discharge_location: str | None
+
+
+class _Transfer(NamedTuple):
+    eventtype: str
+    careunit: str | None
+    intime: dt.datetime
+    outtime: dt.datetime | None
+
+
+class _Service(NamedTuple):
+    transfertime: dt.datetime
+    curr_service: str
+
+
+# The patient with their latest admission started before the cutoff, in one statement.
+_PATIENT = """
+SELECT p.subject_id, p.gender, p.anchor_age, p.anchor_year, p.dod,
+       a.marital_status, a.language, a.race, a.insurance
+FROM {patients} p LEFT JOIN {adm} a ON a.hadm_id = (
+  SELECT x.hadm_id FROM {adm} x WHERE x.subject_id = p.subject_id AND x.admittime < %s
+  ORDER BY x.admittime DESC, x.hadm_id DESC LIMIT 1)
+WHERE p.subject_id = %s"""
+_ADMISSIONS = """
+SELECT {columns}, COUNT(*) OVER (), ROW_NUMBER() OVER (ORDER BY a.admittime DESC, a.hadm_id DESC) AS rn
+FROM {adm} a WHERE a.subject_id = %s AND a.admittime < %s"""
+# Transfers and services of the listed admissions in one round trip (kind 0 / 1).
+_STAYS = """
+SELECT 0, t.hadm_id, t.intime, t.transfer_id, t.eventtype, t.careunit, t.outtime, NULL
+FROM {transfers} t WHERE t.hadm_id IN ({ids})
+UNION ALL
+SELECT 1, s.hadm_id, s.transfertime, s.id, NULL, NULL, NULL, s.curr_service
+FROM {services} s WHERE s.hadm_id IN ({ids})
+ORDER BY 1, 3, 4"""
 
 _GENDER = {"M": "male", "F": "female"}
 
 
-def age_at(*, patient: m.Patient, context: ToolContext) -> int:
+def age_at(*, patient: m.Patient | _Patient, context: ToolContext) -> int:
     """MIMIC's shifted ages: anchor_age in anchor_year, so age moves with the session's year."""
     return patient.anchor_age + context.current_date.year - patient.anchor_year
 
 
 def patient_read(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    patient = require_patient(subject_id=args["subject_id"])
-    latest = (
-        m.Admission.objects.filter(subject_id=patient.subject_id, admittime__lt=context.cutoff)
-        .order_by("-admittime", "-hadm_id")
-        .first()
-    )
+    sql = _PATIENT.format(patients=m.Patient._meta.db_table, adm=m.Admission._meta.db_table)
+    rows = fetch_all(sql, [db_datetime(context.cutoff), args["subject_id"]]) if fits_integer(args["subject_id"]) else []
+    if not rows:
+        require_patient(subject_id=args["subject_id"])  # raises the readable error
+    subject_id, gender, anchor_age, anchor_year, dod, marital_status, language, race, insurance = rows[0]
+    patient = _Patient(subject_id, gender, anchor_age, anchor_year, parse_db_date(dod))
     out: dict[str, Any] = {
         "resourceType": "Patient",
         "id": str(patient.subject_id),
@@ -40,19 +94,19 @@ def patient_read(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any
         out["deceasedDateTime"] = patient.dod.isoformat()
     else:
         out["deceasedBoolean"] = False
-    if latest is not None:
-        if latest.marital_status:
-            out["maritalStatus"] = {"text": latest.marital_status}
-        if latest.language:
-            out["communication"] = [{"language": {"text": latest.language}}]
-        if latest.race:
-            out["extension"].append({"url": "mimic-iv/race", "valueString": latest.race})
-        if latest.insurance:
-            out["extension"].append({"url": "mimic-iv/insurance", "valueString": latest.insurance})
+    # no admission yet: the columns are null
+    if marital_status:
+        out["maritalStatus"] = {"text": marital_status}
+    if language:
+        out["communication"] = [{"language": {"text": language}}]
+    if race:
+        out["extension"].append({"url": "mimic-iv/race", "valueString": race})
+    if insurance:
+        out["extension"].append({"url": "mimic-iv/insurance", "valueString": insurance})
     return out
 
 
-def _encounter_resource(adm: m.Admission, *, transfers: list, services: list, context: ToolContext) -> dict[str, Any]:
+def _encounter_resource(adm: _Admission, *, transfers: list, services: list, context: ToolContext) -> dict[str, Any]:
     discharged = context.time_visible(adm.dischtime)
     period = {"start": fmt_datetime(adm.admittime), "end": fmt_datetime(adm.dischtime) if discharged else None}
     # Statuses are relative to the current date whatever the bounds (under ``release`` a later discharge
@@ -114,26 +168,32 @@ def _encounter_resource(adm: m.Admission, *, transfers: list, services: list, co
 
 
 def encounter_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    require_patient(subject_id=args["subject_id"])
+    columns = ", ".join(f"a.{f}" for f in _Admission._fields)
+    sql = _ADMISSIONS.format(columns=columns, adm=m.Admission._meta.db_table)
+    params: list[Any] = [args["subject_id"], db_datetime(context.cutoff)]
     if args["hadm_id"] is not None:
-        require_encounter(subject_id=args["subject_id"], hadm_id=args["hadm_id"], context=context)
-    qs = m.Admission.objects.filter(subject_id=args["subject_id"], admittime__lt=context.cutoff)
-    if args["hadm_id"] is not None:
-        qs = qs.filter(hadm_id=args["hadm_id"])
-    admissions = list(qs.order_by("-admittime", "-hadm_id"))
-    total = len(admissions)
-    admissions = admissions[:ENCOUNTER_COUNT]
-    ids = [a.hadm_id for a in admissions]
+        sql += " AND a.hadm_id = %s"
+        params.append(args["hadm_id"])
+    rows = scoped_rows(query=f"{sql} ORDER BY rn LIMIT {ENCOUNTER_COUNT}", params=params, args=args, context=context)
+    admissions = [
+        _Admission(*r[:2], *(parse_db_datetime(v) for v in r[2:5]), *r[5 : len(_Admission._fields)]) for r in rows
+    ]
     transfers: dict[int, list] = {}
-    for t in m.Transfer.objects.filter(hadm_id__in=ids).order_by("intime", "pk"):
-        transfers.setdefault(t.hadm_id, []).append(t)
     services: dict[int, list] = {}
-    for s in m.Service.objects.filter(hadm_id__in=ids).order_by("transfertime", "pk"):
-        services.setdefault(s.hadm_id, []).append(s)
+    if admissions:
+        ids = [a.hadm_id for a in admissions]
+        placeholders = ", ".join(["%s"] * len(ids))
+        sql = _STAYS.format(transfers=m.Transfer._meta.db_table, services=m.Service._meta.db_table, ids=placeholders)
+        for kind, hadm_id, time, _pk, eventtype, careunit, outtime, service in fetch_all(sql, ids + ids):
+            if kind == 0:
+                row = _Transfer(eventtype, careunit, parse_db_datetime(time), parse_db_datetime(outtime))
+                transfers.setdefault(hadm_id, []).append(row)
+            else:
+                services.setdefault(hadm_id, []).append(_Service(parse_db_datetime(time), service))
     resources = [
         _encounter_resource(
             a, transfers=transfers.get(a.hadm_id, []), services=services.get(a.hadm_id, []), context=context
         )
         for a in admissions
     ]
-    return bundle(resources, total=total)
+    return bundle(resources, total=rows[0][-1] if rows else 0)

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from django.db import connection
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 
 PREPARE = True
 
@@ -75,6 +75,19 @@ def db_date(value: Any) -> Any:
 def parse_db_datetime(value: Any) -> Any:
     """A computed datetime column (e.g. ``COALESCE``): SQLite returns it as text, naive UTC."""
     return parse_datetime(value) if isinstance(value, str) else value
+
+
+def parse_db_date(value: Any) -> Any:
+    """A date column read with a hand-written query: SQLite returns it as ISO text."""
+    return parse_date(value) if isinstance(value, str) else value
+
+
+def startswith(text: str) -> tuple[str, str]:
+    """Django's ``startswith`` as (SQL with a ``{column}`` slot, parameter), for this backend."""
+    pattern = f"{connection.ops.prep_for_like_query(text)}%"
+    if connection.vendor == "postgresql":
+        return "{column}::text LIKE %s", pattern
+    return "{column} LIKE %s ESCAPE '\\'", pattern
 
 
 def icontains(text: str) -> tuple[str, str]:
