@@ -52,17 +52,21 @@ FROM {patients} p LEFT JOIN {adm} a ON a.hadm_id = (
   SELECT x.hadm_id FROM {adm} x WHERE x.subject_id = p.subject_id AND x.admittime < %s
   ORDER BY x.admittime DESC, x.hadm_id DESC LIMIT 1)
 WHERE p.subject_id = %s"""
-_ADMISSIONS = """
-SELECT {columns}, COUNT(*) OVER (), ROW_NUMBER() OVER (ORDER BY a.admittime DESC, a.hadm_id DESC) AS rn
-FROM {adm} a WHERE a.subject_id = %s AND a.admittime < %s"""
-# Transfers and services of the listed admissions in one round trip (kind 0 / 1).
-_STAYS = """
-SELECT 0, t.hadm_id, t.intime, t.transfer_id, t.eventtype, t.careunit, t.outtime, NULL
-FROM {transfers} t WHERE t.hadm_id IN ({ids})
+# The admissions (newest first, counted) with their transfers and services, in one statement: kind 0 an admission,
+# 1 a transfer, 2 a service; ordered by admission, then kind, then time and key. The scope probe around it.
+_ENCOUNTERS = """
+WITH a AS (
+  SELECT a.*, COUNT(*) OVER () AS total, ROW_NUMBER() OVER (ORDER BY a.admittime DESC, a.hadm_id DESC) AS rn
+  FROM {adm} a WHERE a.subject_id = %s AND a.admittime < %s{hadm} ORDER BY rn LIMIT {limit})
+SELECT 0 AS kind, a.admittime AS t1, a.hadm_id AS pk, a.hadm_id, a.subject_id, a.dischtime, a.deathtime,
+       a.admission_type, a.admission_location, a.discharge_location, a.total, a.rn
+FROM a
 UNION ALL
-SELECT 1, s.hadm_id, s.transfertime, s.id, NULL, NULL, NULL, s.curr_service
-FROM {services} s WHERE s.hadm_id IN ({ids})
-ORDER BY 1, 3, 4"""
+SELECT 1, t.intime, t.transfer_id, t.hadm_id, NULL, t.outtime, NULL, t.eventtype, t.careunit, NULL, NULL, a.rn
+FROM {transfers} t JOIN a ON t.hadm_id = a.hadm_id
+UNION ALL
+SELECT 2, s.transfertime, s.id, s.hadm_id, NULL, NULL, NULL, s.curr_service, NULL, NULL, NULL, a.rn
+FROM {services} s JOIN a ON s.hadm_id = a.hadm_id"""
 
 _GENDER = {"M": "male", "F": "female"}
 
@@ -168,28 +172,31 @@ def _encounter_resource(adm: _Admission, *, transfers: list, services: list, con
 
 
 def encounter_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    columns = ", ".join(f"a.{f}" for f in _Admission._fields)
-    sql = _ADMISSIONS.format(columns=columns, adm=m.Admission._meta.db_table)
     params: list[Any] = [args["subject_id"], db_datetime(context.cutoff)]
     if args["hadm_id"] is not None:
-        sql += " AND a.hadm_id = %s"
         params.append(args["hadm_id"])
-    rows = scoped_rows(query=f"{sql} ORDER BY rn LIMIT {ENCOUNTER_COUNT}", params=params, args=args, context=context)
-    admissions = [
-        _Admission(*r[:2], *(parse_db_datetime(v) for v in r[2:5]), *r[5 : len(_Admission._fields)]) for r in rows
-    ]
+    sql = _ENCOUNTERS.format(
+        adm=m.Admission._meta.db_table,
+        transfers=m.Transfer._meta.db_table,
+        services=m.Service._meta.db_table,
+        hadm="" if args["hadm_id"] is None else " AND a.hadm_id = %s",
+        limit=ENCOUNTER_COUNT,
+    )
+    rows = scoped_rows(query=sql, params=params, args=args, context=context, order="h.rn, h.kind, h.t1, h.pk")
+    admissions: list[_Admission] = []
     transfers: dict[int, list] = {}
     services: dict[int, list] = {}
-    if admissions:
-        ids = [a.hadm_id for a in admissions]
-        placeholders = ", ".join(["%s"] * len(ids))
-        sql = _STAYS.format(transfers=m.Transfer._meta.db_table, services=m.Service._meta.db_table, ids=placeholders)
-        for kind, hadm_id, time, _pk, eventtype, careunit, outtime, service in fetch_all(sql, ids + ids):
-            if kind == 0:
-                row = _Transfer(eventtype, careunit, parse_db_datetime(time), parse_db_datetime(outtime))
-                transfers.setdefault(hadm_id, []).append(row)
-            else:
-                services.setdefault(hadm_id, []).append(_Service(parse_db_datetime(time), service))
+    for kind, time, _pk, hadm_id, subject_id, end, death, text1, text2, text3, _total in rows:
+        time = parse_db_datetime(time)
+        if kind == 0:
+            row = _Admission(
+                hadm_id, subject_id, time, parse_db_datetime(end), parse_db_datetime(death), text1, text2, text3
+            )
+            admissions.append(row)
+        elif kind == 1:
+            transfers.setdefault(hadm_id, []).append(_Transfer(text1, text2, time, parse_db_datetime(end)))
+        else:
+            services.setdefault(hadm_id, []).append(_Service(time, text1))
     resources = [
         _encounter_resource(
             a, transfers=transfers.get(a.hadm_id, []), services=services.get(a.hadm_id, []), context=context

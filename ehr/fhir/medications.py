@@ -166,7 +166,7 @@ def _request_resource(rx: m.Prescription | Rx, *, context: ToolContext) -> dict[
 
 
 def _search(
-    *, base: str, params: list[Any], alias: str, text_column: str, args: dict[str, Any], context: ToolContext
+    *, base: str, params: list[Any], alias: str, text_column: str, args: dict[str, Any]
 ) -> tuple[str, list[Any]]:
     """The admission and drug-name filters both searches share; drug names match on any part ("vanco")."""
     sql = base
@@ -197,7 +197,6 @@ def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> 
         alias="r",
         text_column="drug",
         args=args,
-        context=context,
     )
     if context.bounds == "release" and args["status"] is not None:
         sql += _RELEASE_STATUS[args["status"]]
@@ -222,7 +221,6 @@ def medication_administration_search(*, args: dict[str, Any], context: ToolConte
         alias="e",
         text_column="medication",
         args=args,
-        context=context,
     )
     rows = scoped_rows(query=f"{sql} ORDER BY rn LIMIT {MEDICATION_COUNT}", params=params, args=args, context=context)
     out = []
