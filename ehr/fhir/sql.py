@@ -42,11 +42,23 @@ def _preparing_cursor_class() -> type:
     return PreparingCursor
 
 
+@cache
+def _fast_timestamptz_loader() -> type:
+    """psycopg's own (C) timestamptz loader. Django registers a Python subclass of the pure-Python loader on its
+    connections (it only swaps the tzinfo for an equal UTC one), which parses each value in Python: ~0.3 ms of a
+    50-row search in bench/tool_latency.py --ehr-tools. Same instants, tz-aware, in the session's UTC."""
+    from psycopg import postgres
+    from psycopg.pq import Format
+
+    return postgres.adapters.get_loader(postgres.types["timestamptz"].oid, Format.TEXT)
+
+
 def _cursor() -> Any:
     if connection.vendor != "postgresql":
         return connection.cursor()
     connection.ensure_connection()
     raw = _preparing_cursor_class()(connection.connection)
+    raw.adapters.register_loader("timestamptz", _fast_timestamptz_loader())
     if connection.queries_logged or connection.execute_wrappers:
         # Wrapped like Django's own cursors when someone watches (DEBUG, tests, instrumentation).
         return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
