@@ -54,3 +54,26 @@ def test_cases_exercise_the_tools():
     for tool in per_tool:
         assert found[tool] >= per_tool[tool] // 4, tool
         assert errors[tool] >= 1, tool
+
+
+@pytest.mark.django_db
+def test_title_words_common_in_the_dictionary_find_every_diagnosis():
+    """The one intended difference: a word in more than 500 dictionary titles (MIMIC has 112k; "unspecified" is in
+    thousands) found only the patient's diagnoses among an arbitrary 500 of them before; now all of them."""
+    from ehr import models as m
+
+    cases.build()
+    m.DIcdDiagnosis.objects.bulk_create(
+        m.DIcdDiagnosis(icd_code=f"Y{i:04d}", icd_version=10, long_title=f"Common condition {i}, unspecified")
+        for i in range(1200)
+    )
+    hadm = cases.HADM_IDS[0]
+    codes = [f"Y{i:04d}" for i in (3, 640, 1199)]
+    m.DiagnosisIcd.objects.bulk_create(
+        m.DiagnosisIcd(subject_id=cases.SUBJECT, hadm_id=hadm, seq_num=90 + k, icd_code=c, icd_version=10)
+        for k, c in enumerate(codes)
+    )
+    context = ToolContext(current_date=dt.date(2170, 3, 1))
+    args = {"subject_id": cases.SUBJECT, "hadm_id": hadm, "code": "common condition"}
+    result = execute_tool(name="Condition.search", arguments=args, context=context)
+    assert sorted(e["resource"]["code"]["coding"][0]["code"] for e in result["entry"]) == codes
