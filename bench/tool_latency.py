@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/tool_latency.py [--rows 10000000] [--calls 1000] [--warmup 200] [--reload]
     .venv/bin/python bench/tool_latency.py --per-tool [--calls 2000] [--warmup 200]
+    .venv/bin/python bench/tool_latency.py --ehr-tools [--calls 1000] [--warmup 200] [--tool Condition.search]
 
 1. Creates the PostgreSQL database ``physreview_bench_tools`` (server from ``DATABASE_URL``, else
    127.0.0.1:5432 user postgres) and migrates it.
@@ -20,6 +21,9 @@ names against the same call written with alias names and placeholders (``patient
 run. Both forms are checked to clean to the same arguments first. Prints p50 of each through
 ``execute_tool`` and the difference, plus the difference inside ``clean_arguments`` alone (the layer
 without the query's noise). Target: ≤ 0.05 ms p50 added per call.
+
+``--ehr-tools`` (see :mod:`bench.ehr_tools`): every EHR read tool beside its hand-written SQL, at full MIMIC
+dictionary sizes and on a large patient (built once into ``physreview_bench_ehr``). Target: p95 ≤ 1.5 × raw SQL.
 """
 
 import argparse
@@ -202,7 +206,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reload", action="store_true", help="reload the data even if cached")
     parser.add_argument("--per-tool", action="store_true", help="alias-layer overhead per tool (demo cohort)")
+    parser.add_argument("--ehr-tools", action="store_true", help="every EHR read tool against raw SQL (issue 37)")
+    parser.add_argument("--tool", action="append", help="with --ehr-tools: only this tool (repeatable)")
     opts = parser.parse_args()
+    if opts.ehr_tools:
+        sys.path.insert(0, str(BASE_DIR))
+        from bench.ehr_tools import EHR_DB, run_ehr_tools
+
+        url = server_url(EHR_DB)
+        create_database(url)
+        run_ehr_tools(url=url, calls=opts.calls, warmup=opts.warmup, seed=opts.seed, only=opts.tool)
+        return
     if opts.per_tool:
         sys.path.insert(0, str(BASE_DIR))
         from bench.alias_cases import ALIAS_DB, run_per_tool

@@ -92,6 +92,41 @@ def check_scope(*, args: dict[str, Any], context: ToolContext) -> None:
         require_encounter(subject_id=patient, hadm_id=encounter, context=context)
 
 
+# A search and its scope checks in one statement: the one-row probe left-joined to the search (whose last column
+# ``rn`` numbers its rows in the wanted order), so a hit, "no results" and a bad patient/encounter all cost one round
+# trip (Observation.search's lab query does the same, see observation_labs.py).
+_SCOPED = """
+SELECT p.patient_known, p.enc_known, h.* FROM (
+  SELECT (SELECT COUNT(*) FROM {patients} WHERE subject_id = %s) AS patient_known,
+         (SELECT COUNT(*) FROM {admissions} WHERE hadm_id = %s AND subject_id = %s AND admittime < %s) AS enc_known
+) p LEFT JOIN ({query}) h ON 1 = 1
+ORDER BY {order}"""
+
+
+def scoped_rows(
+    *, query: str, params: list[Any], args: dict[str, Any], context: ToolContext, order: str = "h.rn"
+) -> list[tuple]:
+    """The rows of ``query`` (without ``rn``), after the checks of :func:`check_scope` (a bad scope raises its error).
+
+    ``query`` selects ``ROW_NUMBER() OVER (ORDER BY ...) AS rn`` last and is ordered and limited by it (or by
+    ``order``, over the columns of ``h``, which then must put a non-null ``rn`` last on every row).
+    """
+    patient, encounter = args["subject_id"], args.get("hadm_id")
+    if not fits_integer(patient, encounter):
+        check_scope(args=args, context=context)  # the ORM's checks answer "not found"
+        return []
+    sql = _SCOPED.format(
+        query=query, order=order, patients=m.Patient._meta.db_table, admissions=m.Admission._meta.db_table
+    )
+    rows = fetch_all(sql, [patient, encounter, patient, db_datetime(context.cutoff), *params])
+    known, enc_known = rows[0][0], rows[0][1]
+    if not known or (encounter is not None and not enc_known):
+        check_scope(args=args, context=context)  # raises the readable error
+    if rows[0][-1] is None:  # the probe row alone: nothing matched
+        return []
+    return [r[2:-1] for r in rows]
+
+
 def check_window(*, args: dict[str, Any]) -> None:
     if args.get("date_from") and args.get("date_to") and args["date_from"] > args["date_to"]:
         raise ToolError.of("window", "swap", date_from=args["date_from"], date_to=args["date_to"])

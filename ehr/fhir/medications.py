@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db.models import Q
+import datetime as dt
+from typing import Any, NamedTuple
 
 from ehr import models as m
-from ehr.fhir.common import bundle, check_scope, concept, drop_none, quantity, ref
+from ehr.fhir.common import bundle, concept, drop_none, quantity, ref, scoped_rows
 from ehr.fhir.context import ToolContext, fmt_datetime
+from ehr.fhir.sql import db_datetime, icontains, parse_db_datetime
 
 # The released contract has no _count for medications; newest first, this many.
 MEDICATION_COUNT = 50
@@ -30,6 +30,35 @@ _EMAR_STATUS = {
     "not flushed": "not-done",
     "not started": "not-done",
 }
+
+
+class Rx(NamedTuple):
+    """The prescription columns the tool renders, as its query reads them."""
+
+    pharmacy_id: int
+    subject_id: int
+    hadm_id: int
+    starttime: dt.datetime | None
+    stoptime: dt.datetime | None
+    drug_type: str
+    drug: str
+    formulary_drug_cd: str | None
+    ndc: str | None
+    prod_strength: str | None
+    dose_val_rx: str | None
+    dose_unit_rx: str | None
+    doses_per_24_hrs: float | None
+    route: str | None
+
+
+# Newest first; the total from the same statement (window count), the scope probe around it (common.scoped_rows).
+_RX = """
+SELECT {columns}, COUNT(*) OVER (), ROW_NUMBER() OVER (ORDER BY r.starttime DESC, r.pharmacy_id DESC) AS rn
+FROM {table} r WHERE r.subject_id = %s AND r.starttime < %s"""
+_EMAR = """
+SELECT e.emar_id, e.subject_id, e.hadm_id, e.pharmacy_id, e.charttime, e.scheduletime, e.medication, e.event_txt,
+       COUNT(*) OVER (), ROW_NUMBER() OVER (ORDER BY e.charttime DESC, e.emar_seq DESC) AS rn
+FROM {table} e WHERE e.subject_id = %s AND e.charttime < %s"""
 
 
 def emar_status(event: str) -> str:
@@ -55,7 +84,7 @@ def _number(text: str | None) -> float | None:
         return None
 
 
-def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
+def rx_status(rx: m.Prescription | Rx, *, context: ToolContext) -> str:
     """Active while the order runs into the current date; no stop time → unknown.
 
     Under ``release`` bounds the released rule (semantics file §1): ``completed`` when the row has a
@@ -70,7 +99,7 @@ def rx_status(rx: m.Prescription, *, context: ToolContext) -> str:
     return "completed" if context.has_passed(rx.stoptime) else "active"
 
 
-def _dose_text(rx: m.Prescription) -> str:
+def _dose_text(rx: m.Prescription | Rx) -> str:
     parts = [f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip() if rx.dose_val_rx else "", rx.route or ""]
     if rx.doses_per_24_hrs:
         n = rx.doses_per_24_hrs
@@ -78,7 +107,7 @@ def _dose_text(rx: m.Prescription) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _request_resource(rx: m.Prescription, *, context: ToolContext) -> dict[str, Any]:
+def _request_resource(rx: m.Prescription | Rx, *, context: ToolContext) -> dict[str, Any]:
     status = rx_status(rx, context=context)
     coding = []
     if rx.ndc and rx.ndc.strip("0"):
@@ -136,68 +165,85 @@ def _request_resource(rx: m.Prescription, *, context: ToolContext) -> dict[str, 
     )
 
 
-def _text_filter(field: str, code: str) -> Q:
-    """Drug names match on any word given ("heparin", "Heparin Sodium", "vanco")."""
-    return Q(**{f"{field}__icontains": code.strip()})
+def _search(
+    *, base: str, params: list[Any], alias: str, text_column: str, args: dict[str, Any]
+) -> tuple[str, list[Any]]:
+    """The admission and drug-name filters both searches share; drug names match on any part ("vanco")."""
+    sql = base
+    if args["hadm_id"] is not None:
+        sql += f" AND {alias}.hadm_id = %s"
+        params.append(args["hadm_id"])
+    if args["medication"] is not None:
+        words, param = icontains(args["medication"].strip())
+        sql += " AND " + words.format(column=f"{alias}.{text_column}")
+        params.append(param)
+    return sql, params
 
 
-def _release_status_filter(qs, status: str):
-    """The released filter keeps rows whose derived status equals the argument (never ``stopped``)."""
-    if status == "completed":
-        return qs.filter(starttime__isnull=False, stoptime__isnull=False)
-    if status == "active":
-        return qs.filter(starttime__isnull=False, stoptime__isnull=True)
-    return qs.none()
+# The released status filter keeps rows whose derived status equals the argument (never ``stopped``).
+_RELEASE_STATUS = {
+    "completed": " AND r.starttime IS NOT NULL AND r.stoptime IS NOT NULL",
+    "active": " AND r.starttime IS NOT NULL AND r.stoptime IS NULL",
+    "stopped": " AND 1 = 0",
+}
 
 
 def medication_request_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
     """``completed`` and ``stopped`` both mean "ended before the current date": MIMIC does not tell them apart."""
-    check_scope(args=args, context=context)
-    qs = m.Prescription.objects.filter(subject_id=args["subject_id"], starttime__lt=context.cutoff)
-    if args["hadm_id"] is not None:
-        qs = qs.filter(hadm_id=args["hadm_id"])
-    if args["medication"] is not None:
-        qs = qs.filter(_text_filter("drug", args["medication"]))
+    base = _RX.format(columns=", ".join(f"r.{f}" for f in Rx._fields), table=m.Prescription._meta.db_table)
+    sql, params = _search(
+        base=base,
+        params=[args["subject_id"], db_datetime(context.cutoff)],
+        alias="r",
+        text_column="drug",
+        args=args,
+    )
     if context.bounds == "release" and args["status"] is not None:
-        qs = _release_status_filter(qs, args["status"])
+        sql += _RELEASE_STATUS[args["status"]]
     elif args["status"] == "active":
-        qs = qs.filter(stoptime__gte=context.now)
+        sql += " AND r.stoptime >= %s"
+        params.append(db_datetime(context.now))
     elif args["status"] in ("completed", "stopped"):
-        qs = qs.filter(stoptime__lt=context.now)
-    total = qs.count()
-    rows = list(qs.order_by("-starttime", "-pharmacy_id")[:MEDICATION_COUNT])
-    return bundle([_request_resource(rx, context=context) for rx in rows], total=total)
+        sql += " AND r.stoptime < %s"
+        params.append(db_datetime(context.now))
+    rows = scoped_rows(query=f"{sql} ORDER BY rn LIMIT {MEDICATION_COUNT}", params=params, args=args, context=context)
+    resources = []
+    for row in rows:
+        rx = Rx(*row[:3], parse_db_datetime(row[3]), parse_db_datetime(row[4]), *row[5 : len(Rx._fields)])
+        resources.append(_request_resource(rx, context=context))
+    return bundle(resources, total=rows[0][-1] if rows else 0)
 
 
 def medication_administration_search(*, args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-    check_scope(args=args, context=context)
-    qs = m.Emar.objects.filter(subject_id=args["subject_id"], charttime__lt=context.cutoff)
-    if args["hadm_id"] is not None:
-        qs = qs.filter(hadm_id=args["hadm_id"])
-    if args["medication"] is not None:
-        qs = qs.filter(_text_filter("medication", args["medication"]))
-    total = qs.count()
+    sql, params = _search(
+        base=_EMAR.format(table=m.Emar._meta.db_table),
+        params=[args["subject_id"], db_datetime(context.cutoff)],
+        alias="e",
+        text_column="medication",
+        args=args,
+    )
+    rows = scoped_rows(query=f"{sql} ORDER BY rn LIMIT {MEDICATION_COUNT}", params=params, args=args, context=context)
     out = []
-    for row in qs.order_by("-charttime", "-emar_seq")[:MEDICATION_COUNT]:
-        event = (row.event_txt or "").strip()
+    for emar_id, subject_id, hadm_id, pharmacy_id, charttime, scheduletime, medication, event_txt, _total in rows:
+        event = (event_txt or "").strip()
         res = drop_none(
             {
                 "resourceType": "MedicationAdministration",
-                "id": f"emar-{row.emar_id}",
+                "id": f"emar-{emar_id}",
                 # the release says completed for every emar row (its event in _event_txt); statusReason keeps it here
                 "status": "completed" if context.bounds == "release" else emar_status(event),
                 "statusReason": [{"text": event}] if event else None,
-                "medicationCodeableConcept": {"text": row.medication or "(not recorded)"},
-                "subject": ref("Patient", row.subject_id),
-                "context": ref("Encounter", row.hadm_id) if row.hadm_id is not None else None,
-                "effectiveDateTime": fmt_datetime(row.charttime),
-                "request": ref("MedicationRequest", f"rx-{row.pharmacy_id}") if row.pharmacy_id is not None else None,
+                "medicationCodeableConcept": {"text": medication or "(not recorded)"},
+                "subject": ref("Patient", subject_id),
+                "context": ref("Encounter", hadm_id) if hadm_id is not None else None,
+                "effectiveDateTime": fmt_datetime(parse_db_datetime(charttime)),
+                "request": ref("MedicationRequest", f"rx-{pharmacy_id}") if pharmacy_id is not None else None,
                 "extension": (
-                    [{"url": "mimic-iv/scheduletime", "valueDateTime": fmt_datetime(row.scheduletime)}]
-                    if row.scheduletime
+                    [{"url": "mimic-iv/scheduletime", "valueDateTime": fmt_datetime(parse_db_datetime(scheduletime))}]
+                    if scheduletime
                     else None
                 ),
             }
         )
         out.append(res)
-    return bundle(out, total=total)
+    return bundle(out, total=rows[0][-1] if rows else 0)

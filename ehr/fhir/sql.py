@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from django.db import connection
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 
 PREPARE = True
 
@@ -42,11 +42,23 @@ def _preparing_cursor_class() -> type:
     return PreparingCursor
 
 
+@cache
+def _fast_timestamptz_loader() -> type:
+    """psycopg's own (C) timestamptz loader. Django registers a Python subclass of the pure-Python loader on its
+    connections (it only swaps the tzinfo for an equal UTC one), which parses each value in Python: ~0.3 ms of a
+    50-row search in bench/tool_latency.py --ehr-tools. Same instants, tz-aware, in the session's UTC."""
+    from psycopg import postgres
+    from psycopg.pq import Format
+
+    return postgres.adapters.get_loader(postgres.types["timestamptz"].oid, Format.TEXT)
+
+
 def _cursor() -> Any:
     if connection.vendor != "postgresql":
         return connection.cursor()
     connection.ensure_connection()
     raw = _preparing_cursor_class()(connection.connection)
+    raw.adapters.register_loader("timestamptz", _fast_timestamptz_loader())
     if connection.queries_logged or connection.execute_wrappers:
         # Wrapped like Django's own cursors when someone watches (DEBUG, tests, instrumentation).
         return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
@@ -75,6 +87,19 @@ def db_date(value: Any) -> Any:
 def parse_db_datetime(value: Any) -> Any:
     """A computed datetime column (e.g. ``COALESCE``): SQLite returns it as text, naive UTC."""
     return parse_datetime(value) if isinstance(value, str) else value
+
+
+def parse_db_date(value: Any) -> Any:
+    """A date column read with a hand-written query: SQLite returns it as ISO text."""
+    return parse_date(value) if isinstance(value, str) else value
+
+
+def startswith(text: str) -> tuple[str, str]:
+    """Django's ``startswith`` as (SQL with a ``{column}`` slot, parameter), for this backend."""
+    pattern = f"{connection.ops.prep_for_like_query(text)}%"
+    if connection.vendor == "postgresql":
+        return "{column}::text LIKE %s", pattern
+    return "{column} LIKE %s ESCAPE '\\'", pattern
 
 
 def icontains(text: str) -> tuple[str, str]:
