@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -39,6 +40,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SERVER_TIME = re.compile(r"app;dur=([0-9.]+)")  # physreview.middleware: time inside Django
 
 
 def _free_port() -> int:
@@ -104,11 +106,14 @@ def measure(base_url: str, password: str, turns: int) -> int:
         links = page.eval_on_selector_all("#review-queue tbody a[href*='/review/turns/']", "a => a.map(x => x.href)")
         if len(links) < turns + 1:
             raise SystemExit(f"the demo queue has {len(links)} turns; --turns {turns} needs {turns + 1}")
-        loads = []
+        loads, server = [], []
         for url in links[:turns]:
             start = time.perf_counter()
-            page.goto(url, wait_until="load")
+            response = page.goto(url, wait_until="load")
             loads.append(_ms(time.perf_counter() - start))
+            timing = SERVER_TIME.search(response.headers.get("server-timing", "")) if response else None
+            if timing:
+                server.append(float(timing.group(1)))
 
         advances = []
         page.goto(links[0], wait_until="load")
@@ -162,6 +167,8 @@ def measure(base_url: str, password: str, turns: int) -> int:
 
     print(_summary("baseline (login page)", baseline, base))
     print(_summary("review screen load", loads, base))
+    if server:
+        print(_summary("  of which in Django", server, base))
     print(_summary("`a` → next turn loaded", advances, base))
     print("keys per decision: approve 1 (a) · reject 3 (r, 1–9, Enter) · save an edit 1 (Ctrl+Enter)")
     print(f"Tab stops to Approve: {tabs_plain} without the skip link · 2 with it (Tab, Enter, Tab)")
