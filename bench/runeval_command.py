@@ -3,13 +3,12 @@
 ``clone_sessions`` copies the demo's sessions (turns, gold steps, rubric) in the database under new
 session and record ids (suffix ``~bench~N``), so a real command run finds them with ``--sessions all``;
 ``drop_clones`` deletes them again. ``run_command`` starts ``manage.py runeval`` as a child process and
-returns its wall time (process start to exit: imports, Django set-up, dataset load, play, report), its
-peak resident memory (the process and its forked workers, from ``wait4``) and the run's usage from its
-``summary.json`` and ``turns.jsonl``.
+
+
+
 """
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -97,15 +96,19 @@ def run_command(*, base_url: str, key_env: str, concurrency: int, limit: int, pr
         "--quiet",
     ]
     with tempfile.TemporaryDirectory(prefix="runeval-bench-") as tmp:
-        log = Path(tmp) / "log.txt"
+        log, rss = Path(tmp) / "log.txt", Path(tmp) / "maxrss.txt"
+        # Through /usr/bin/time: a child forked from this (large) process would carry this process's
+        # peak into its own ru_maxrss across exec; time's is small. %M: the largest of runeval and its
+        # forked workers, in KiB.
         started = time.perf_counter()
         with log.open("w") as fh:
-            proc = subprocess.Popen([*args, "--output", tmp], stdout=fh, stderr=subprocess.STDOUT)
-            _pid, status, usage = os.wait4(proc.pid, 0)  # its own peak memory (and its forked workers')
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", str(rss), *args, "--output", tmp], stdout=fh, stderr=fh
+            )
         wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             raise SystemExit(f"runeval failed ({proc.returncode}):\n{log.read_text()[-3000:]}")
+        peak = int(rss.read_text().split()[-1]) / 1024
         summary = json.loads((Path(tmp) / "summary.json").read_text())
         per_session: dict[str, int] = {}
         model_s = tools_s = 0.0
@@ -123,5 +126,4 @@ def run_command(*, base_url: str, key_env: str, concurrency: int, limit: int, pr
     from evaluation.models import EvalRun
 
     EvalRun.objects.filter(pk=summary["run_id"]).delete()
-    peak = usage.ru_maxrss / 1024
     return CommandRun(wall, peak, model_s, tools_s, calls, turns, list(per_session.values()), summary["run_id"])

@@ -203,7 +203,10 @@ def _whole_command(args) -> None:
                 )
             ideal = m.calls * args.latency / args.concurrency
             bound = schedule_bound(job_calls=m.job_calls, latency_s=args.latency, slots=args.concurrency)
-            harness = m.wall - m.model_s - m.tools_s
+            # Model and tool seconds are summed over the turns played side by side: per slot, divided by
+            # the concurrency (the schedule then accounts for whole rounds).
+            per_slot = (m.model_s + m.tools_s) / args.concurrency
+            harness = m.wall - per_slot
             verdict = "OK" if m.wall / bound <= TARGET_COMMAND_RATIO else "OVER"
             print(
                 f"(c) whole command: fixed cost (1 session at zero latency) {fixed.wall:.2f} s "
@@ -211,9 +214,10 @@ def _whole_command(args) -> None:
                 f"{int(args.latency * 1000)} ms per call, concurrency {args.concurrency}: {m.turns} turns, "
                 f"{m.calls} calls in {len(m.job_calls)} sessions, command wall {m.wall:.2f} s; ideal {ideal:.2f} s, "
                 f"schedule {bound:.2f} s -> {m.wall / ideal:.2f}x the ideal, {m.wall / bound:.2f}x the schedule "
-                f"(target <= {TARGET_COMMAND_RATIO}x) {verdict}; harness s = wall - model - tools = "
-                f"{m.wall:.2f} - {m.model_s:.2f} - {m.tools_s:.2f} = {harness:.2f} s "
-                f"(model and tools summed over the concurrent turns); peak RSS {m.peak_rss_mb:.0f} MB"
+                f"(target <= {TARGET_COMMAND_RATIO}x) {verdict}; harness s = wall - (model + tools) / concurrency = "
+                f"{m.wall:.2f} - ({m.model_s:.1f} + {m.tools_s:.1f}) / {args.concurrency} = {harness:.2f} s; "
+                f"fixed-cost run: wall {fixed.wall:.2f} s, model {fixed.model_s:.2f} s, tools {fixed.tools_s:.2f} s; "
+                f"peak RSS {m.peak_rss_mb:.0f} MB"
             )
         peaks = []
         for size in sizes:
