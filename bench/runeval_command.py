@@ -3,9 +3,9 @@
 ``clone_sessions`` copies the demo's sessions (turns, gold steps, rubric) in the database under new
 session and record ids (suffix ``~bench~N``), so a real command run finds them with ``--sessions all``;
 ``drop_clones`` deletes them again. ``run_command`` starts ``manage.py runeval`` as a child process and
-
-
-
+returns its wall time (process start to exit: imports, Django set-up, dataset load, play, report), its
+peak resident memory (the largest of the process and its forked workers, from ``/usr/bin/time``) and
+the run's usage from its ``summary.json`` and ``turns.jsonl``.
 """
 
 import json
