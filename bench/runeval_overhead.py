@@ -184,13 +184,28 @@ def schedule_bound(*, job_calls: list[int], latency_s: float, slots: int) -> flo
 
 
 def _whole_command(args) -> None:
+    """(c) and (d), smallest set first: the database holds only as many sessions as the step needs
+    (rounded up to whole copies of the demo), as a runeval that read every session would show."""
     from bench.runeval_command import clone_sessions, drop_clones, run_command
 
-    sizes = [int(x) for x in args.memory_sizes.split(",")] if "d" in args.parts else []
-    wanted = max([args.command_sessions if "c" in args.parts else 1, *sizes])
-    have = clone_sessions(total=wanted)
+    steps = [("d", int(x)) for x in args.memory_sizes.split(",")] if "d" in args.parts else []
+    steps += [("c", args.command_sessions)] if "c" in args.parts else []
+    drop_clones()
+    peaks = []
     try:
-        if "c" in args.parts:
+        for part, size in sorted(steps, key=lambda step: step[1]):
+            have = clone_sessions(total=size)
+            if part == "d":
+                with server_process(0.0) as base_url:
+                    m = run_command(
+                        base_url=base_url,
+                        key_env=KEY_ENV,
+                        concurrency=args.concurrency,
+                        limit=size,
+                        processes=args.processes,
+                    )
+                peaks.append((size, m.peak_rss_mb, m.wall, m.turns, have))
+                continue
             with server_process(0.0) as base_url:
                 fixed = run_command(base_url=base_url, key_env=KEY_ENV, concurrency=1, limit=1, processes="1")
             with server_process(args.latency) as base_url:
@@ -198,7 +213,7 @@ def _whole_command(args) -> None:
                     base_url=base_url,
                     key_env=KEY_ENV,
                     concurrency=args.concurrency,
-                    limit=args.command_sessions,
+                    limit=size,
                     processes=args.processes,
                 )
             ideal = m.calls * args.latency / args.concurrency
@@ -217,25 +232,15 @@ def _whole_command(args) -> None:
                 f"(target <= {TARGET_COMMAND_RATIO}x) {verdict}; harness s = wall - (model + tools) / concurrency = "
                 f"{m.wall:.2f} - ({m.model_s:.1f} + {m.tools_s:.1f}) / {args.concurrency} = {harness:.2f} s; "
                 f"fixed-cost run: wall {fixed.wall:.2f} s, model {fixed.model_s:.2f} s, tools {fixed.tools_s:.2f} s; "
-                f"peak RSS {m.peak_rss_mb:.0f} MB"
+                f"peak RSS {m.peak_rss_mb:.0f} MB; {have} sessions in the database"
             )
-        peaks = []
-        for size in sizes:
-            with server_process(0.0) as base_url:
-                m = run_command(
-                    base_url=base_url,
-                    key_env=KEY_ENV,
-                    concurrency=args.concurrency,
-                    limit=size,
-                    processes=args.processes,
-                )
-            peaks.append((size, m.peak_rss_mb, m.wall, m.turns))
         if peaks:
             (n0, p0, *_), (n1, p1, *_) = peaks[0], peaks[-1]
             growth = (p1 - p0) / (n1 - n0) if n1 != n0 else 0.0
-            shown = "; ".join(f"{n} sessions ({t} turns): {p:.0f} MB in {w:.1f} s" for n, p, w, t in peaks)
+            shown = "; ".join(
+                f"{n} sessions ({t} turns, {h} in the db): {p:.0f} MB in {w:.1f} s" for n, p, w, t, h in peaks
+            )
             print(f"(d) peak memory of the whole command at zero latency: {shown}; {growth:.3f} MB per extra session")
-        print(f"(sessions in the database for (c)/(d): {have})")
     finally:
         if not args.keep_clones:
             drop_clones()
