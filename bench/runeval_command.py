@@ -23,6 +23,7 @@ CLONE_MARK = "~bench~"
 class CommandRun(NamedTuple):
     wall: float
     peak_rss_mb: float
+    cpu_s: float  # user + system CPU of the command and its forked workers (steadier than wall on a busy machine)
     model_s: float
     tools_s: float
     calls: int
@@ -103,12 +104,13 @@ def run_command(*, base_url: str, key_env: str, concurrency: int, limit: int, pr
         started = time.perf_counter()
         with log.open("w") as fh:
             proc = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", str(rss), *args, "--output", tmp], stdout=fh, stderr=fh
+                ["/usr/bin/time", "-f", "%M %U %S", "-o", str(rss), *args, "--output", tmp], stdout=fh, stderr=fh
             )
         wall = time.perf_counter() - started
         if proc.returncode != 0:
             raise SystemExit(f"runeval failed ({proc.returncode}):\n{log.read_text()[-3000:]}")
-        peak = int(rss.read_text().split()[-1]) / 1024
+        max_kib, user_s, sys_s = rss.read_text().split()[-3:]
+        peak, cpu_s = int(max_kib) / 1024, float(user_s) + float(sys_s)
         summary = json.loads((Path(tmp) / "summary.json").read_text())
         per_session: dict[str, int] = {}
         model_s = tools_s = 0.0
@@ -126,4 +128,4 @@ def run_command(*, base_url: str, key_env: str, concurrency: int, limit: int, pr
     from evaluation.models import EvalRun
 
     EvalRun.objects.filter(pk=summary["run_id"]).delete()
-    return CommandRun(wall, peak, model_s, tools_s, calls, turns, list(per_session.values()), summary["run_id"])
+    return CommandRun(wall, peak, cpu_s, model_s, tools_s, calls, turns, list(per_session.values()), summary["run_id"])

@@ -204,7 +204,7 @@ def _whole_command(args) -> None:
                         limit=size,
                         processes=args.processes,
                     )
-                peaks.append((size, m.peak_rss_mb, m.wall, m.turns, have))
+                peaks.append((size, m.peak_rss_mb, m.wall, m.turns, have, m.cpu_s))
                 continue
             with server_process(0.0) as base_url:
                 fixed = run_command(base_url=base_url, key_env=KEY_ENV, concurrency=1, limit=1, processes="1")
@@ -224,10 +224,11 @@ def _whole_command(args) -> None:
             harness = m.wall - per_slot
             verdict = "OK" if m.wall / bound <= TARGET_COMMAND_RATIO else "OVER"
             print(
-                f"(c) whole command: fixed cost (1 session at zero latency) {fixed.wall:.2f} s "
+                f"(c) whole command: fixed cost (1 session, zero latency) {fixed.wall:.2f} s, CPU {fixed.cpu_s:.2f} s "
                 f"(target <= {TARGET_FIXED_S} s) {'OK' if fixed.wall <= TARGET_FIXED_S else 'OVER'}; "
                 f"{int(args.latency * 1000)} ms per call, concurrency {args.concurrency}: {m.turns} turns, "
-                f"{m.calls} calls in {len(m.job_calls)} sessions, command wall {m.wall:.2f} s; ideal {ideal:.2f} s, "
+                f"{m.calls} calls in {len(m.job_calls)} sessions, command wall {m.wall:.2f} s (CPU {m.cpu_s:.1f} s); "
+                f"ideal {ideal:.2f} s, "
                 f"schedule {bound:.2f} s -> {m.wall / ideal:.2f}x the ideal, {m.wall / bound:.2f}x the schedule "
                 f"(target <= {TARGET_COMMAND_RATIO}x) {verdict}; harness s = wall - (model + tools) / concurrency = "
                 f"{m.wall:.2f} - ({m.model_s:.1f} + {m.tools_s:.1f}) / {args.concurrency} = {harness:.2f} s; "
@@ -238,7 +239,8 @@ def _whole_command(args) -> None:
             (n0, p0, *_), (n1, p1, *_) = peaks[0], peaks[-1]
             growth = (p1 - p0) / (n1 - n0) if n1 != n0 else 0.0
             shown = "; ".join(
-                f"{n} sessions ({t} turns, {h} in the db): {p:.0f} MB in {w:.1f} s" for n, p, w, t, h in peaks
+                f"{n} sessions ({t} turns, {h} in the db): {p:.0f} MB in {w:.1f} s (CPU {c:.1f} s)"
+                for n, p, w, t, h, c in peaks
             )
             print(f"(d) peak memory of the whole command at zero latency: {shown}; {growth:.3f} MB per extra session")
     finally:
