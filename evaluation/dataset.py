@@ -198,6 +198,8 @@ def _steps(raw: list[Any]) -> tuple[EvalStep, ...]:
 
 def _steps_zh(extra: dict[str, Any] | None, index: int) -> tuple[EvalStep, ...] | None:
     """A turn's ``answer_list_zh`` entry (kept in ``Turn.extra`` by the importer), if any."""
+    if not extra:  # generated sessions: no need to load the release-format package (seconds at start-up)
+        return None
     from scenarios.pab.layout import ANSWER_LIST_ZH
     from scenarios.pab.schema import parse_steps
 
