@@ -107,6 +107,20 @@ class EvalSession:
     def n_turns(self) -> int:
         return len(self.turns)
 
+    @property
+    def request_forms(self) -> tuple[tuple[int, frozenset[tuple[str, str]]], ...]:
+        """Per turn, ``(index, {(variant, language) with a non-blank request})``: what
+        :func:`evaluation.setup.check_requests` needs, kept on a streamed session's reference."""
+        return tuple(
+            (
+                t.index,
+                frozenset(
+                    (v, lang) for v in VARIANTS for lang in LANGUAGES if t.request(variant=v, language=lang).strip()
+                ),
+            )
+            for t in self.turns
+        )
+
     def load(self) -> EvalSession:
         """A held session is already loaded (a streamed one's reference loads it: evaluation.session_stream)."""
         return self

@@ -26,6 +26,7 @@ class SessionRef:
     n_turns: int
     pk: int
     loader: Callable[[Sequence[SessionRef]], list[Any]] = field(compare=False, repr=False)
+    request_forms: tuple[tuple[int, frozenset[tuple[str, str]]], ...] = field(default=(), repr=False)
 
     def load(self) -> Any:
         return self.loader((self,))[0]
@@ -89,5 +90,5 @@ def stream_sessions(queryset: Any) -> tuple[tuple[SessionRef, ...], str]:
     for row in rows:
         session = session_from_model(row)
         checksum.add(session_json(session))
-        refs.append(SessionRef(session.session_id, len(session.turns), row.pk, load_db_sessions))
+        refs.append(SessionRef(session.session_id, len(session.turns), row.pk, load_db_sessions, session.request_forms))
     return tuple(refs), checksum.hexdigest()

@@ -59,13 +59,14 @@ def load_dataset(*, snapshot: str, sessions: str = "approved", limit: int | None
 
 
 def check_requests(dataset: ds.EvalDataset, *, languages: tuple[str, ...], variants: tuple[str, ...]) -> None:
-    """Every turn has a request in each chosen language (a snapshot may be frozen in one language only)."""
-    for session in dataset.sessions:  # a streamed dataset is read a chunk at a time
-        for turn in session.turns:
+    """Every turn has a request in each chosen language (a snapshot may be frozen in one language only);
+    a streamed dataset answers from its references, without reading the sessions again."""
+    for entry in dataset.entries():
+        for index, forms in entry.request_forms:
             for language in languages:
-                if not any(turn.request(variant=v, language=language).strip() for v in variants):
+                if not any((v, language) in forms for v in variants):
                     raise EvalSetupError(
-                        f"session {session.session_id} turn {turn.index} has no {language} request in "
+                        f"session {entry.session_id} turn {index} has no {language} request in "
                         f"{dataset.label}; choose --language {'en' if language == 'zh' else 'zh'}"
                     )
 
