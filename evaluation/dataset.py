@@ -292,14 +292,14 @@ def session_from_model(session: Any) -> EvalSession:
     for t in session.turns.all():
         steps = _steps_of(t.steps.all())
         rubric = _rubric_of(t.rubric_items.all())
-        fields = {name: getattr(t, name) for name in _TURN_FIELDS}
+        fields = {name: getattr(t, name) for name in TURN_FIELDS}
         steps_zh = _steps_zh(t.extra, t.index)
         turns.append(_turn(index=t.index, fields=fields, steps=steps, rubric=rubric, steps_zh=steps_zh))
-    fields = {name: getattr(session, name) for name in _SESSION_FIELDS}
+    fields = {name: getattr(session, name) for name in SESSION_FIELDS}
     return _session(fields=fields, turns=turns)
 
 
-_TURN_FIELDS = (
+TURN_FIELDS = (
     "task_type",
     "subtype",
     "tool_source",
@@ -310,7 +310,7 @@ _TURN_FIELDS = (
     "answer_en",
     "answer_zh",
 )
-_SESSION_FIELDS = (
+SESSION_FIELDS = (
     "session_id",
     "record_id",
     "subject_id",

@@ -52,12 +52,26 @@ class SessionStream(Sequence):
         return self.refs[index].load()
 
 
+def eval_rows(queryset: Any) -> Any:
+    """``queryset`` with what an ``EvalSession`` is built from and nothing else: the sessions' and turns'
+    review and generation JSON (plans, personas, gate reports) is neither read nor decoded."""
+    from django.db.models import Prefetch
+
+    from evaluation.dataset import SESSION_FIELDS, TURN_FIELDS
+    from scenarios.models import Turn
+
+    turns = Turn.objects.only("session_id", "index", "extra", *TURN_FIELDS)
+    return queryset.only("pk", *SESSION_FIELDS).prefetch_related(
+        Prefetch("turns", queryset=turns), "turns__steps", "turns__rubric_items"
+    )
+
+
 def load_db_sessions(refs: Sequence[SessionRef]) -> list[Any]:
     """The ``EvalSession`` of each reference (database rows), in the references' order."""
     from evaluation.dataset import session_from_model
     from scenarios.models import Session
 
-    rows = Session.objects.filter(pk__in=[r.pk for r in refs]).prefetch_related("turns__steps", "turns__rubric_items")
+    rows = eval_rows(Session.objects.filter(pk__in=[r.pk for r in refs]))
     by_pk = {row.pk: row for row in rows}
     return [session_from_model(by_pk[r.pk]) for r in refs]
 
@@ -85,7 +99,7 @@ def stream_sessions(queryset: Any) -> tuple[tuple[SessionRef, ...], str]:
     rows ``CHUNK`` at a time."""
     from evaluation.dataset import session_from_model, session_json
 
-    rows = queryset.prefetch_related("turns__steps", "turns__rubric_items").iterator(chunk_size=CHUNK)
+    rows = eval_rows(queryset).iterator(chunk_size=CHUNK)
     refs, checksum = [], Checksum()
     for row in rows:
         session = session_from_model(row)
