@@ -23,6 +23,16 @@ record requests, so alone it stays within ~2% of the ideal at 32 × 200 ms.
     need 11 rounds (17.6 s), not 10.125 (16.2 s), because the last 4 sessions run alone. So (b)
     rounds the set up to whole rounds (352 sessions, 1,408 turns by default; ``--no-full-rounds``
     keeps the (a) set) and prints the zero-overhead schedule beside the ideal. Target ≤ 1.15×.
+(c) the whole command: ``manage.py runeval`` as a child process on ``--command-sessions`` database
+    sessions (the demo's, cloned in the database when there are too few) at ``--latency`` and
+    ``--concurrency``: wall time from process start to exit (imports, set-up, dataset load, play,
+    report) against the ideal and the zero-overhead schedule, and harness seconds = wall − model −
+    tools; the fixed cost is the same command on one session at zero latency. Target ≤ 1.25× the
+    schedule, fixed cost ≤ 1.5 s.
+(d) peak memory of the whole command (the process and its forked workers) at zero latency over
+    ``--memory-sizes`` sessions (default 48 and 480): it should not grow with the set.
+
+``--parts`` picks which of a, b, c, d run (default all).
 
 The bench's runs are deleted afterwards.
 """
@@ -44,6 +54,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "physreview.settings")
 KEY_ENV = "RUNEVAL_BENCH_KEY"
 TARGET_HARNESS_MS = 5.0
 TARGET_RATIO = 1.15
+TARGET_COMMAND_RATIO = 1.25
+TARGET_FIXED_S = 1.5
 
 
 class Measured(NamedTuple):
@@ -171,6 +183,71 @@ def schedule_bound(*, job_calls: list[int], latency_s: float, slots: int) -> flo
     return max(finish, default=0.0)
 
 
+def _whole_command(args) -> None:
+    """(c) and (d), smallest set first: the database holds only as many sessions as the step needs
+    (rounded up to whole copies of the demo), as a runeval that read every session would show."""
+    from bench.runeval_command import clone_sessions, drop_clones, run_command
+
+    steps = [("d", int(x)) for x in args.memory_sizes.split(",")] if "d" in args.parts else []
+    steps += [("c", args.command_sessions)] if "c" in args.parts else []
+    drop_clones()
+    peaks = []
+    try:
+        for part, size in sorted(steps, key=lambda step: step[1]):
+            have = clone_sessions(total=size)
+            if part == "d":
+                with server_process(0.0) as base_url:
+                    m = run_command(
+                        base_url=base_url,
+                        key_env=KEY_ENV,
+                        concurrency=args.concurrency,
+                        limit=size,
+                        processes=args.processes,
+                    )
+                peaks.append((size, m.peak_rss_mb, m.wall, m.turns, have, m.cpu_s))
+                continue
+            with server_process(0.0) as base_url:
+                fixed = run_command(base_url=base_url, key_env=KEY_ENV, concurrency=1, limit=1, processes="1")
+            with server_process(args.latency) as base_url:
+                m = run_command(
+                    base_url=base_url,
+                    key_env=KEY_ENV,
+                    concurrency=args.concurrency,
+                    limit=size,
+                    processes=args.processes,
+                )
+            ideal = m.calls * args.latency / args.concurrency
+            bound = schedule_bound(job_calls=m.job_calls, latency_s=args.latency, slots=args.concurrency)
+            # Model and tool seconds are summed over the turns played side by side: per slot, divided by
+            # the concurrency (the schedule then accounts for whole rounds).
+            per_slot = (m.model_s + m.tools_s) / args.concurrency
+            harness = m.wall - per_slot
+            verdict = "OK" if m.wall / bound <= TARGET_COMMAND_RATIO else "OVER"
+            print(
+                f"(c) whole command: fixed cost (1 session, zero latency) {fixed.wall:.2f} s, CPU {fixed.cpu_s:.2f} s "
+                f"(target <= {TARGET_FIXED_S} s) {'OK' if fixed.wall <= TARGET_FIXED_S else 'OVER'}; "
+                f"{int(args.latency * 1000)} ms per call, concurrency {args.concurrency}: {m.turns} turns, "
+                f"{m.calls} calls in {len(m.job_calls)} sessions, command wall {m.wall:.2f} s (CPU {m.cpu_s:.1f} s); "
+                f"ideal {ideal:.2f} s, "
+                f"schedule {bound:.2f} s -> {m.wall / ideal:.2f}x the ideal, {m.wall / bound:.2f}x the schedule "
+                f"(target <= {TARGET_COMMAND_RATIO}x) {verdict}; harness s = wall - (model + tools) / concurrency = "
+                f"{m.wall:.2f} - ({m.model_s:.1f} + {m.tools_s:.1f}) / {args.concurrency} = {harness:.2f} s; "
+                f"fixed-cost run: wall {fixed.wall:.2f} s, model {fixed.model_s:.2f} s, tools {fixed.tools_s:.2f} s; "
+                f"peak RSS {m.peak_rss_mb:.0f} MB; {have} sessions in the database"
+            )
+        if peaks:
+            (n0, p0, *_), (n1, p1, *_) = peaks[0], peaks[-1]
+            growth = (p1 - p0) / (n1 - n0) if n1 != n0 else 0.0
+            shown = "; ".join(
+                f"{n} sessions ({t} turns, {h} in the db): {p:.0f} MB in {w:.1f} s (CPU {c:.1f} s)"
+                for n, p, w, t, h, c in peaks
+            )
+            print(f"(d) peak memory of the whole command at zero latency: {shown}; {growth:.3f} MB per extra session")
+    finally:
+        if not args.keep_clones:
+            drop_clones()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=1296)
@@ -180,6 +257,10 @@ def main() -> int:
     parser.add_argument(
         "--no-full-rounds", action="store_true", help="(b) on the (a) set, not rounded up to whole rounds"
     )
+    parser.add_argument("--parts", default="abcd", help="which parts to run (a, b, c, d)")
+    parser.add_argument("--command-sessions", type=int, default=64, help="(c) sessions (64 demo ones = 256 turns)")
+    parser.add_argument("--memory-sizes", default="48,480", help="(d) set sizes in sessions")
+    parser.add_argument("--keep-clones", action="store_true", help="keep the sessions cloned for (c)/(d)")
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
@@ -192,36 +273,41 @@ def main() -> int:
     from evaluation.executors import auto_processes
 
     processes = auto_processes(concurrency=args.concurrency) if args.processes == "auto" else int(args.processes)
-    dataset = _dataset(args.turns)
-    n_turns = sum(len(s.turns) for s in dataset.sessions)
-    print(f"set: {len(dataset.sessions)} sessions, {n_turns} turns (demo sessions cloned)")
+    if "a" in args.parts:
+        dataset = _dataset(args.turns)
+        n_turns = sum(len(s.turns) for s in dataset.sessions)
+        print(f"set: {len(dataset.sessions)} sessions, {n_turns} turns (demo sessions cloned)")
 
-    with server_process(0.0) as base_url:
-        m = _run(dataset=dataset, base_url=base_url, concurrency=1)
-    harness_ms = 1000 * (m.wall - m.model_s - m.tools_s) / m.turns
-    verdict = "OK" if harness_ms <= TARGET_HARNESS_MS else "OVER"
-    print(
-        f"(a) zero latency, concurrency 1: {m.turns} turns, {m.calls} model calls, wall {m.wall:.1f} s; per turn: "
-        f"model calls {1000 * m.model_s / m.turns:.1f} ms, EHR tools {1000 * m.tools_s / m.turns:.1f} ms, "
-        f"harness {harness_ms:.2f} ms (target <= {TARGET_HARNESS_MS} ms) {verdict}; infra errors {m.errors}"
-    )
+        with server_process(0.0) as base_url:
+            m = _run(dataset=dataset, base_url=base_url, concurrency=1)
+        harness_ms = 1000 * (m.wall - m.model_s - m.tools_s) / m.turns
+        verdict = "OK" if harness_ms <= TARGET_HARNESS_MS else "OVER"
+        print(
+            f"(a) zero latency, concurrency 1: {m.turns} turns, {m.calls} model calls, wall {m.wall:.1f} s; per turn: "
+            f"model calls {1000 * m.model_s / m.turns:.1f} ms, EHR tools {1000 * m.tools_s / m.turns:.1f} ms, "
+            f"harness {harness_ms:.2f} ms (target <= {TARGET_HARNESS_MS} ms) {verdict}; infra errors {m.errors}"
+        )
 
-    if not args.no_full_rounds:
-        dataset = _dataset(args.turns, sessions_multiple_of=args.concurrency)
-    with server_process(args.latency) as base_url:
-        m = _run(dataset=dataset, base_url=base_url, concurrency=args.concurrency, processes=processes)
-    ideal = m.calls * args.latency / args.concurrency
-    bound = schedule_bound(job_calls=m.job_calls, latency_s=args.latency, slots=args.concurrency)
-    ratio = m.wall / ideal
-    print(
-        f"(b) {int(args.latency * 1000)} ms per call, concurrency {args.concurrency} over {processes} "
-        f"process(es) (--processes {args.processes}): {m.turns} turns, {m.calls} calls in "
-        f"{len(m.job_calls)} sessions, wall {m.wall:.1f} s; ideal (calls x latency / concurrency) {ideal:.1f} s, "
-        f"zero-overhead schedule of these sessions {bound:.1f} s -> {ratio:.2f}x the ideal "
-        f"(target <= {TARGET_RATIO}x) {'OK' if ratio <= TARGET_RATIO else 'OVER'}, {m.wall / bound:.2f}x the schedule; "
-        f"mean model call {1000 * m.model_s / m.calls:.0f} ms, tools {1000 * m.tools_s / m.turns:.1f} ms/turn; "
-        f"harness CPU {m.cpu_s:.1f} s ({100 * m.cpu_s / m.wall:.0f}% of one core); infra errors {m.errors}"
-    )
+    if "b" in args.parts:
+        if not args.no_full_rounds or "a" not in args.parts:
+            dataset = _dataset(args.turns, sessions_multiple_of=args.concurrency)
+        with server_process(args.latency) as base_url:
+            m = _run(dataset=dataset, base_url=base_url, concurrency=args.concurrency, processes=processes)
+        ideal = m.calls * args.latency / args.concurrency
+        bound = schedule_bound(job_calls=m.job_calls, latency_s=args.latency, slots=args.concurrency)
+        ratio = m.wall / ideal
+        print(
+            f"(b) {int(args.latency * 1000)} ms per call, concurrency {args.concurrency} over {processes} "
+            f"process(es) (--processes {args.processes}): {m.turns} turns, {m.calls} calls in "
+            f"{len(m.job_calls)} sessions, wall {m.wall:.1f} s; ideal (calls x latency / concurrency) {ideal:.1f} s, "
+            f"zero-overhead schedule of these sessions {bound:.1f} s -> {ratio:.2f}x the ideal "
+            f"(target <= {TARGET_RATIO}x) {'OK' if ratio <= TARGET_RATIO else 'OVER'}, "
+            f"{m.wall / bound:.2f}x the schedule; "
+            f"mean model call {1000 * m.model_s / m.calls:.0f} ms, tools {1000 * m.tools_s / m.turns:.1f} ms/turn; "
+            f"harness CPU {m.cpu_s:.1f} s ({100 * m.cpu_s / m.wall:.0f}% of one core); infra errors {m.errors}"
+        )
+    if "c" in args.parts or "d" in args.parts:
+        _whole_command(args)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -11,10 +11,9 @@ is replayed from them (see :mod:`evaluation.replay`), never generated live.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 LANGUAGES = ("en", "zh")
@@ -105,6 +104,28 @@ class EvalSession:
     tools_zh: tuple[dict[str, Any], ...] | None = None
 
     @property
+    def n_turns(self) -> int:
+        return len(self.turns)
+
+    @property
+    def request_forms(self) -> tuple[tuple[int, frozenset[tuple[str, str]]], ...]:
+        """Per turn, ``(index, {(variant, language) with a non-blank request})``: what
+        :func:`evaluation.setup.check_requests` needs, kept on a streamed session's reference."""
+        return tuple(
+            (
+                t.index,
+                frozenset(
+                    (v, lang) for v in VARIANTS for lang in LANGUAGES if t.request(variant=v, language=lang).strip()
+                ),
+            )
+            for t in self.turns
+        )
+
+    def load(self) -> EvalSession:
+        """A held session is already loaded (a streamed one's reference loads it: evaluation.session_stream)."""
+        return self
+
+    @property
     def patient_answers(self) -> tuple[EvalStep, ...]:
         """Every gold patient answer of the session (a later turn may repeat an earlier question)."""
         return tuple(a for t in self.turns for a in t.patient_answers)
@@ -129,7 +150,8 @@ class EvalDataset:
     label: str
     snapshot_id: int | None
     checksum: str
-    sessions: tuple[EvalSession, ...] = field(repr=False)
+    # A tuple, or a SessionStream (evaluation.session_stream) that loads sessions as they are iterated.
+    sessions: Sequence[EvalSession] = field(repr=False)
 
     def limited(self, limit: int | None) -> EvalDataset:
         if limit is None:
@@ -141,12 +163,37 @@ class EvalDataset:
             source=self.source, label=self.label, snapshot_id=self.snapshot_id, checksum=checksum, sessions=chosen
         )
 
+    def entries(self) -> tuple[Any, ...]:
+        """What jobs are made of, without loading a streamed dataset's sessions: each has ``session_id``,
+        ``n_turns`` and ``load()`` (an :class:`EvalSession` itself, or a streamed session's reference)."""
+        refs = getattr(self.sessions, "refs", None)
+        return refs if refs is not None else tuple(self.sessions)
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict`` for these dataclasses, without its deep copy of the JSON inside (the
+    same JSON text, several times faster)."""
+    if is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple | list) and value and is_dataclass(value[0]):
+        return [_plain(v) for v in value]
+    return value
+
+
+def session_json(session: EvalSession) -> str:
+    """One session's canonical JSON, as an item of :func:`content_checksum`'s list."""
+    return json.dumps(_plain(session), sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+
 
 def content_checksum(sessions: Iterable[EvalSession]) -> str:
-    """SHA-256 over the canonical JSON of the sessions (what a DB-sourced run evaluated)."""
-    payload = [asdict(s) for s in sessions]
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 over the canonical JSON of the sessions (what a DB-sourced run evaluated), session by
+    session (a streamed dataset is read once more, a chunk at a time)."""
+    from evaluation.session_stream import Checksum
+
+    checksum = Checksum()
+    for session in sessions:
+        checksum.add(session_json(session))
+    return checksum.hexdigest()
 
 
 def _demographics(*, subject_id: int, current_date: dt.date) -> tuple[int | None, str | None]:
@@ -165,6 +212,8 @@ def _steps(raw: list[Any]) -> tuple[EvalStep, ...]:
 
 def _steps_zh(extra: dict[str, Any] | None, index: int) -> tuple[EvalStep, ...] | None:
     """A turn's ``answer_list_zh`` entry (kept in ``Turn.extra`` by the importer), if any."""
+    if not extra:  # generated sessions: no need to load the release-format package (seconds at start-up)
+        return None
     from scenarios.pab.layout import ANSWER_LIST_ZH
     from scenarios.pab.schema import parse_steps
 
@@ -243,14 +292,14 @@ def session_from_model(session: Any) -> EvalSession:
     for t in session.turns.all():
         steps = _steps_of(t.steps.all())
         rubric = _rubric_of(t.rubric_items.all())
-        fields = {name: getattr(t, name) for name in _TURN_FIELDS}
+        fields = {name: getattr(t, name) for name in TURN_FIELDS}
         steps_zh = _steps_zh(t.extra, t.index)
         turns.append(_turn(index=t.index, fields=fields, steps=steps, rubric=rubric, steps_zh=steps_zh))
-    fields = {name: getattr(session, name) for name in _SESSION_FIELDS}
+    fields = {name: getattr(session, name) for name in SESSION_FIELDS}
     return _session(fields=fields, turns=turns)
 
 
-_TURN_FIELDS = (
+TURN_FIELDS = (
     "task_type",
     "subtype",
     "tool_source",
@@ -261,7 +310,7 @@ _TURN_FIELDS = (
     "answer_en",
     "answer_zh",
 )
-_SESSION_FIELDS = (
+SESSION_FIELDS = (
     "session_id",
     "record_id",
     "subject_id",
@@ -275,13 +324,14 @@ _SESSION_FIELDS = (
 )
 
 
-def from_sessions(queryset: Any, *, label: str = "db") -> EvalDataset:
-    """Sessions from the database, in ``record_id`` order (tests and the demo; no snapshot needed)."""
-    rows = queryset.order_by("record_id").prefetch_related("turns__steps", "turns__rubric_items")
-    sessions = tuple(session_from_model(s) for s in rows)
-    return EvalDataset(
-        source="db", label=label, snapshot_id=None, checksum=content_checksum(sessions), sessions=sessions
-    )
+def from_sessions(queryset: Any, *, label: str = "db", limit: int | None = None) -> EvalDataset:
+    """Sessions from the database, in ``record_id`` order (the first ``limit`` of them), streamed: the
+    dataset holds a reference per session and loads a session while a job plays it."""
+    from evaluation.session_stream import SessionStream, stream_sessions
+
+    rows = queryset.order_by("record_id")
+    refs, checksum = stream_sessions(rows if limit is None else rows[:limit])
+    return EvalDataset(source="db", label=label, snapshot_id=None, checksum=checksum, sessions=SessionStream(refs))
 
 
 def approved_sessions() -> Any:

@@ -33,20 +33,22 @@ from evaluation.turn_results import judge_trace, save_turn, unjudged
 log = logging.getLogger(__name__)
 
 
-def jobs(*, dataset: EvalDataset, options: RunOptions) -> list[tuple[EvalSession, str, str, int]]:
+def jobs(*, dataset: EvalDataset, options: RunOptions) -> list[tuple[Any, str, str, int]]:
+    """``(session entry, language, variant, trial)``; an entry is loaded (``entry.load()``) only when
+    its job is played, so a streamed dataset holds the sessions being played, not all of them."""
     return [
-        (session, language, variant, trial)
-        for session in dataset.sessions
+        (entry, language, variant, trial)
+        for entry in dataset.entries()
         for language in options.languages
         for variant in options.variants
         for trial in range(options.trials)
     ]
 
 
-def longest_first(todo: list[tuple[EvalSession, str, str, int]]) -> list[tuple[EvalSession, str, str, int]]:
+def longest_first(todo: list[tuple[Any, str, str, int]]) -> list[tuple[Any, str, str, int]]:
     """Jobs with the most turns first (stable): a job's turns are sequential, so a long session
     started last would run alone at the end while the other slots sit idle."""
-    return sorted(todo, key=lambda job: -len(job[0].turns))
+    return sorted(todo, key=lambda job: -job[0].n_turns)
 
 
 @contextlib.contextmanager
@@ -167,11 +169,11 @@ def play_jobs(*, take: Callable[[], Any], common: dict[str, Any], threads: int) 
     def worker() -> None:
         try:
             while (job := take()) is not None:
-                session, language, variant, trial = job
+                entry, language, variant, trial = job
                 try:
-                    run_job(session=session, language=language, variant=variant, trial=trial, **common)
+                    run_job(session=entry.load(), language=language, variant=variant, trial=trial, **common)
                 except Exception as exc:  # the other jobs still run; the run fails at the end
-                    log.exception("runeval job %s/%s failed", session.session_id, language)
+                    log.exception("runeval job %s/%s failed", entry.session_id, language)
                     failures.append(exc)
         finally:
             connection.close()
@@ -202,4 +204,4 @@ def job_arguments(
 
 def expected_turns(*, dataset: EvalDataset, options: RunOptions) -> int:
     """Turns a run of ``dataset`` under ``options`` plays in all."""
-    return sum(len(session.turns) for session, _lang, _variant, _trial in jobs(dataset=dataset, options=options))
+    return sum(entry.n_turns for entry, _lang, _variant, _trial in jobs(dataset=dataset, options=options))

@@ -121,7 +121,8 @@ def quality_errors(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def build_summary(*, run: EvalRun, n_boot: int = 1000) -> dict[str, Any]:
-    rows = [row_of(r) for r in run.turn_results.all()]
+    # Streamed: a row keeps a few numbers of its trace, not the trace (the gold observations the tools returned).
+    rows = [row_of(r) for r in run.turn_results.all().iterator(chunk_size=500)]
     trials = int((run.manifest.get("parameters") or {}).get("trials") or 1)
     languages = sorted({r["language"] for r in rows})
     dataset = run.manifest.get("dataset") or {}

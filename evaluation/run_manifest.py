@@ -91,7 +91,7 @@ def build_manifest(
             "snapshot_id": dataset.snapshot_id,
             "checksum": dataset.checksum,
             "n_sessions": len(dataset.sessions),
-            "session_ids": [s.session_id for s in dataset.sessions],
+            "session_ids": [s.session_id for s in dataset.entries()],
         },
         "protocol": protocol_manifest(judge=judge, options=options),
         "tool_schema_hash": {

@@ -59,8 +59,8 @@ def _execute_run(
     common = job_arguments(run=run, agent=agent, judge=judge, options=options, progress=progress)
     try:
         if options.concurrency <= 1:
-            for session, language, variant, trial in todo:
-                run_job(session=session, language=language, variant=variant, trial=trial, **common)
+            for entry, language, variant, trial in todo:
+                run_job(session=entry.load(), language=language, variant=variant, trial=trial, **common)
         else:
             pending, lock, stop = iter(longest_first(todo)), threading.Lock(), threading.Event()
 

@@ -26,29 +26,30 @@ class EvalSetupError(ValueError):
     pass
 
 
-def load_dataset(*, snapshot: str, sessions: str = "approved") -> ds.EvalDataset:
+def load_dataset(*, snapshot: str, sessions: str = "approved", limit: int | None = None) -> ds.EvalDataset:
     """``snapshot``: ``auto`` (latest ready snapshot, else approved DB sessions), ``latest``, ``vN``, ``none``.
 
     With ``none`` (or ``auto`` and no snapshot yet) the sessions come from the database: those whose
-    every turn is approved, or all of them with ``sessions="all"`` (the demo).
+    every turn is approved, or all of them with ``sessions="all"`` (the demo), streamed (see
+    :mod:`evaluation.session_stream`). ``limit``: only the first N sessions (as ``EvalDataset.limited``).
     """
     ref = snapshot.strip().lower()
     if ref not in {"auto", "none"}:
         try:
-            return ds.from_snapshot(ds.resolve_snapshot(ref))
+            return ds.from_snapshot(ds.resolve_snapshot(ref)).limited(limit)
         except ValueError as exc:
             raise EvalSetupError(f"--snapshot {snapshot}: {exc}") from None
     if ref == "auto" and ds.snapshots_available():
         try:
-            return ds.from_snapshot(ds.resolve_snapshot("latest"))
+            return ds.from_snapshot(ds.resolve_snapshot("latest")).limited(limit)
         except ValueError:
             pass  # no ready snapshot yet: evaluate from the database
     from scenarios.models import Session
 
     if sessions == "all":
-        data = ds.from_sessions(Session.objects.all(), label="db:all")
+        data = ds.from_sessions(Session.objects.all(), label="db:all", limit=limit)
     elif sessions == "approved":
-        data = ds.from_sessions(ds.approved_sessions(), label="db:approved")
+        data = ds.from_sessions(ds.approved_sessions(), label="db:approved", limit=limit)
     else:
         raise EvalSetupError(f"--sessions {sessions!r}: expected 'approved' or 'all'")
     if not data.sessions:
@@ -58,13 +59,14 @@ def load_dataset(*, snapshot: str, sessions: str = "approved") -> ds.EvalDataset
 
 
 def check_requests(dataset: ds.EvalDataset, *, languages: tuple[str, ...], variants: tuple[str, ...]) -> None:
-    """Every turn has a request in each chosen language (a snapshot may be frozen in one language only)."""
-    for session in dataset.sessions:
-        for turn in session.turns:
+    """Every turn has a request in each chosen language (a snapshot may be frozen in one language only);
+    a streamed dataset answers from its references, without reading the sessions again."""
+    for entry in dataset.entries():
+        for index, forms in entry.request_forms:
             for language in languages:
-                if not any(turn.request(variant=v, language=language).strip() for v in variants):
+                if not any((v, language) in forms for v in variants):
                     raise EvalSetupError(
-                        f"session {session.session_id} turn {turn.index} has no {language} request in "
+                        f"session {entry.session_id} turn {index} has no {language} request in "
                         f"{dataset.label}; choose --language {'en' if language == 'zh' else 'zh'}"
                     )
 
@@ -77,12 +79,13 @@ def dataset_for_run(manifest: dict[str, Any]) -> ds.EvalDataset:
         ids = info.get("session_ids") or []
         chosen = tuple(s for s in data.sessions if s.session_id in set(ids))
         return ds.EvalDataset(data.source, data.label, data.snapshot_id, data.checksum, chosen)
+    from evaluation.session_stream import SessionStream
     from scenarios.models import Session
 
     ids = info.get("session_ids") or []
     data = ds.from_sessions(Session.objects.filter(session_id__in=ids), label=info.get("label", "db"))
     order = {sid: i for i, sid in enumerate(ids)}
-    sessions = tuple(sorted(data.sessions, key=lambda s: order[s.session_id]))
+    sessions = SessionStream(sorted(data.entries(), key=lambda s: order[s.session_id]))
     checksum = ds.content_checksum(sessions)
     if checksum != info.get("checksum") or len(sessions) != len(ids):
         raise EvalSetupError(

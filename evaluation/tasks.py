@@ -39,7 +39,8 @@ def run_eval_job_task(run_id: int, session_id: str, language: str, variant: str,
     """Idempotent: keyed by (run, session, language, variant, trial); finished turns are not replayed."""
     run = EvalRun.objects.get(pk=run_id)
     agent, judge, dataset, options = _parts_for(run)
-    session = next((s for s in dataset.sessions if s.session_id == session_id), None)
+    entry = next((e for e in dataset.entries() if e.session_id == session_id), None)
+    session = None if entry is None else entry.load()
     if session is None:
         raise ValueError(f"session {session_id} is not part of run {run_id}")
     run_job(

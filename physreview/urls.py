@@ -5,6 +5,8 @@ from django.urls import include, path
 from annotations.views import start as start_views
 from physreview.throttle import ThrottledLoginView
 
+admin.autodiscover()  # here rather than at start-up (physreview.apps.PhysReviewAdminConfig)
+
 urlpatterns = [
     path("", start_views.home, name="home"),  # each role's start page (annotations.roles.start_page_for)
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

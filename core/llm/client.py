@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx2
-import openai
 
 from core.llm import cache as response_cache
 from core.llm.accounting import UsageAccumulator, note_failure, note_result
@@ -72,6 +71,8 @@ class LLMClient:
         # the cache key, so a changed server behind the same URL and model name is not answered from cache.
         self.server_fingerprint = ""
         # SDK retries off: ours honour Retry-After, use full jitter and are counted per call.
+        import openai  # imported on first use: a large package that commands without a model need not load
+
         self._sdk = openai.OpenAI(
             base_url=config.base_url,
             api_key=api_key,
@@ -198,6 +199,8 @@ class LLMClient:
         reached (timeout, connection). For probes such as ``/models``: the caller decides what a
         status means.
         """
+        import openai
+
         try:
             with self._slots:
                 response = self._sdk.get(

@@ -8,6 +8,8 @@ the endpoint and the server's reason, never the API key (the SDK's exceptions ca
 its ``Authorization`` header, so only their type and the server's text are kept, redacted).
 """
 
+from __future__ import annotations
+
 import http
 import json
 import logging
@@ -15,14 +17,16 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-import openai
 
 from core.llm.config import LLMConfig
 from core.llm.errors import LLMRequestError, LLMResponseError
 from core.llm.retry import RetryPolicy, is_retryable_failure, says_unparseable
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger("core.llm")
 
@@ -53,6 +57,8 @@ def post_with_retries(
 ) -> tuple[dict[str, Any], int, float]:
     """POST the JSON ``content`` with retries; returns the JSON body, the number of attempts and
     the seconds slept between them."""
+    import openai  # already loaded by the client that made ``sdk``
+
     attempt = 0
     backoff = 0.0
     while True:

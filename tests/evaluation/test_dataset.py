@@ -45,3 +45,32 @@ def test_a_missing_language_is_refused_before_any_work(sessions):
     data = from_sessions(Session.objects.filter(pk=sessions[0].pk))
     with pytest.raises(EvalSetupError, match="no zh request"):
         check_requests(data, languages=("zh",), variants=("implicit", "explicit"))
+
+
+def test_streamed_sessions_hold_references_and_keep_the_checksum(sessions):
+    """Issue 37 item 3: a database dataset keeps one light reference per session (no gold) and loads a
+    session when asked; its checksum is byte for byte the old one (``asdict`` of the whole tuple), with
+    and without ``limit`` (applied in the query)."""
+    import dataclasses
+    import hashlib
+    import json
+
+    from evaluation.session_stream import SessionRef, SessionStream
+
+    def old_checksum(chosen):
+        payload = [dataclasses.asdict(s) for s in chosen]
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    data = from_sessions(Session.objects.all())
+    assert isinstance(data.sessions, SessionStream)
+    refs = data.entries()
+    assert all(isinstance(r, SessionRef) for r in refs) and len(refs) == len(sessions)
+    loaded = list(data.sessions)  # streamed a chunk at a time, in record_id order
+    assert [s.session_id for s in loaded] == [r.session_id for r in refs]
+    assert [len(s.turns) for s in loaded] == [r.n_turns for r in refs]
+    assert refs[1].load() == loaded[1]
+    assert data.checksum == old_checksum(loaded)
+    limited = from_sessions(Session.objects.all(), limit=2)
+    assert [r.session_id for r in limited.entries()] == [s.session_id for s in loaded[:2]]
+    assert limited.checksum == old_checksum(loaded[:2]) == data.limited(2).checksum

@@ -115,7 +115,7 @@ def test_processes_option_is_checked(tmp_path, args, message):
 
 
 def test_longest_sessions_start_first():
-    short, long_, mid = (SimpleNamespace(turns=[0] * n, name=n) for n in (1, 5, 3))
+    short, long_, mid = (SimpleNamespace(n_turns=n, name=n) for n in (1, 5, 3))  # job entries (dataset.entries)
     todo = [(short, "en", "implicit", 0), (long_, "en", "implicit", 0), (mid, "en", "implicit", 0)]
     todo.append((long_, "zh", "implicit", 0))
     ordered = longest_first(todo)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from core.llm import LLMConfigError
 from evaluation.endpoints import prepare_endpoints, record_endpoints
@@ -79,8 +78,18 @@ def _check_output(path: Path) -> None:
         raise CommandError(f"--output {path}: cannot write there ({exc.strerror or exc})") from None
 
 
+def _preload(module: str) -> None:
+    """Import ``module`` on a daemon thread (the import lock makes a later import wait for it)."""
+    import importlib
+
+    threading.Thread(target=importlib.import_module, args=(module,), name=f"preload-{module}", daemon=True).start()
+
+
 class Command(BaseCommand):
     help = "Evaluate a model (OpenAI-compatible endpoint or a built-in rules:* baseline) on the benchmark."
+    # The system checks load every URL pattern, view and admin module (seconds at start-up) and check
+    # nothing an evaluation uses; ``manage.py check`` (and runserver, migrate, the tests) still run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -200,6 +209,8 @@ class Command(BaseCommand):
             raise CommandError(f"--judge-max-tokens must be 0 (no limit) or more, got {o['judge_max_tokens']}")
         if o["output"]:
             _check_output(Path(o["output"]))  # before any turn is played (issue 36 F11)
+        if o["model"] and not o["model"].startswith("rules:") and not o["rejudge"]:
+            _preload("openai")  # the model client needs it: load it while the dataset streams in
         try:
             run = self._rejudge(o) if o["rejudge"] else self._run(o)
         except EvalSetupError as exc:
@@ -251,7 +262,7 @@ class Command(BaseCommand):
                 max_tokens=o["max_tokens"],
             )
             snapshot = "none" if o["from_db"] else o["snapshot"]
-            dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"]).limited(o["limit"])
+            dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"], limit=o["limit"])
             check_requests(dataset, languages=options.languages, variants=options.variants)
             agent, endpoint = build_agent(
                 model=o["model"],
@@ -334,6 +345,8 @@ class Command(BaseCommand):
     # --- output ------------------------------------------------------------------------------------
 
     def _progress(self, total: int, o: dict[str, Any]) -> Any:
+        from tqdm import tqdm
+
         bar = tqdm(total=total, unit="turn", disable=o["quiet"], file=self.stderr._out)
         lock = threading.Lock()
 
