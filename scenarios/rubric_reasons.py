@@ -41,6 +41,8 @@ TEMPLATES: dict[str, str] = {
     "no_score": gettext_noop("no score returned: counted as 0"),
 }
 
+PART_SEPARATOR = " · "  # between the parts' reasons of an ``all_of`` check (evaluation.judges.rules)
+
 _NUMBER = r"[-+]?\d+(?:[.,]\d+)?(?:e[-+]?\d+)?"
 _QUOTED = r"(?:“[^”]*”(?:, “[^”]*”)*)?"
 _PARAM_PATTERNS = {
@@ -151,7 +153,9 @@ def display_reason(text: Any) -> str:
     shown = dict(params)
     if "rule" in shown:
         shown["rule"] = rule_display(shown["rule"])
-    if "reason" in shown:
+    if key == "all_of_held":  # every part's own reason, joined by the judge with " · "
+        shown["reason"] = PART_SEPARATOR.join(display_reason(part) for part in shown["reason"].split(PART_SEPARATOR))
+    elif "reason" in shown:
         shown["reason"] = display_reason(shown["reason"])
     if "params" in shown:
         shown["params"] = params_display(shown["params"])

@@ -42,7 +42,7 @@ from scenarios.rubric_match import (
     params_text,
     squash,
 )
-from scenarios.rubric_reasons import reason
+from scenarios.rubric_reasons import PART_SEPARATOR, reason
 
 JUDGE_VERSION = "rules-1"
 
@@ -126,7 +126,10 @@ def judge_check(
         verdicts = [judge_check(idx=idx, check=part, answer=answer, writes=writes) for part in parts]
         failed = next((i for i, v in enumerate(verdicts) if not v.passed), None)
         if failed is None:
-            ok, why = True, reason("all_of_held", count=len(parts), reason=" · ".join(v.reason for v in verdicts))
+            ok, why = (
+                True,
+                reason("all_of_held", count=len(parts), reason=PART_SEPARATOR.join(v.reason for v in verdicts)),
+            )
         else:
             ok, why = False, reason("all_of_failed", part=failed + 1, count=len(parts), reason=verdicts[failed].reason)
     elif kind == "value_unit":

@@ -15,13 +15,20 @@ from django.utils import translation
 from evaluation.dataset import EvalRubric
 from evaluation.judges import is_model_judge
 from evaluation.judges.release import parse_scores
-from evaluation.judges.rules import check_write_call, judge_item
+from evaluation.judges.rules import check_write_call, judge_check, judge_item
 from evaluation.templatetags.results_i18n import judge_reason
 from scenarios.rubric_match import check_must_not_recommend, check_term, check_value_unit
 from scenarios.rubric_reasons import TEMPLATES, display_reason, params_display, parse_reason, reason
 
 WRITES = [{"tool": "MedicationRequest.create", "arguments": {"medication": "Apixaban", "dose": "hold"}}]
 MED = "MedicationRequest.create"
+TWO_VALUES = {
+    "kind": "all_of",
+    "checks": [
+        {"kind": "value_unit", "value": 3.2, "unit": "mEq/L"},
+        {"kind": "value_unit", "value": 1.5, "unit": "mg/dL"},
+    ],
+}
 
 
 def _item(**fields) -> EvalRubric:
@@ -100,6 +107,22 @@ SHAPES = [
         "recommends_none",
         lambda: check_must_not_recommend(answer="Avoid ibuprofen.", phrases=["ibuprofen"])[1],
         "does not recommend any of the listed actions",
+    ),
+    # An item stating several values ("cites potassium as 3.2 mEq/L and magnesium as 1.5 mg/dL"): every part holds,
+    # or the first part that fails is named.
+    (
+        "all_of_held",
+        lambda: (
+            judge_check(
+                idx=0, check=TWO_VALUES, answer="Potassium 3.2 mEq/L and magnesium 1.5 mg/dL.", writes=[]
+            ).reason
+        ),
+        "all 2 parts hold: found 3.2 mEq/L · found 1.5 mg/dL",
+    ),
+    (
+        "all_of_failed",
+        lambda: judge_check(idx=0, check=TWO_VALUES, answer="Potassium 3.2 mEq/L.", writes=[]).reason,
+        "part 2 of 2 fails: no 1.5 mg/dL (±0) in the answer",
     ),
     # The release judge's harness, when the model returned fewer scores than items.
     (
