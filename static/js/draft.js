@@ -85,7 +85,10 @@
     growAll(event.detail.elt);
     if (!focus) { return; }
     var el = document.getElementById(focus.id);
-    if (el && document.activeElement !== el && el.offsetParent !== null) {
+    // Only when the swap took the focus away (it is on the page body now): if the reviewer has moved on to another
+    // field meanwhile, the caret stays where they put it (a restore then would send their typing to the old field).
+    var lost = !document.activeElement || document.activeElement === document.body;
+    if (el && lost && el.offsetParent !== null) {
       el.focus({ preventScroll: true });
       if (focus.start !== null && focus.start !== undefined && el.setSelectionRange) {
         try { el.setSelectionRange(focus.start, focus.end); } catch (e) { /* not a text field */ }
