@@ -1,12 +1,12 @@
 """Write a synthetic MIMIC-IV-layout cohort: ``manage.py synth_ehr --patients N --seed S --out DIR``."""
 
-import tempfile
 import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from core.paths import probe_writable_dir
 from ehr.synth.cohort import generate_cohort
 
 MAX_PATIENTS = 100_000
@@ -51,8 +51,6 @@ def _check_out_dir(out: Path) -> None:
     if blocker is not None:
         raise CommandError(f"--out {out}: {blocker} is a file, not a directory")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
-            pass
+        probe_writable_dir(out)
     except OSError as exc:
         raise CommandError(f"--out {out} is not writable: {exc.strerror or exc}") from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from core.llm import LLMConfigError
+from core.paths import probe_writable_dir
 from evaluation.endpoints import prepare_endpoints, record_endpoints
 from evaluation.executors import auto_processes, execute_run_in_processes, execute_run_on_workers
 from evaluation.models import EvalRun, EvalStatus
@@ -71,9 +71,7 @@ def _processes(text: str) -> int | str:
 def _check_output(path: Path) -> None:
     """The output folder can be made and written to; else a CommandError naming it."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
+        probe_writable_dir(path)
     except OSError as exc:
         raise CommandError(f"--output {path}: cannot write there ({exc.strerror or exc})") from None
 
