@@ -48,6 +48,14 @@ def _render(request: HttpRequest, result: ActionResult) -> HttpResponse:
         return render_draft_saved(
             request, turn, review=result.review, fields=fields, message=result.message, previews=result.previews
         )
+    if result.submitted and request.headers.get("HX-Request"):
+        # Approve, reject or submit edit: on to the next pending turn (same session first), whose page says what
+        # was submitted (with its quality gate warnings, if any) and offers Undo while it is allowed (views.done),
+        # as Prodigy or Label Studio move on after each answer. htmx follows HX-Redirect without swapping, so the
+        # actions panel is not drawn for nothing (a third of the request's time).
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
+        return response
     extra = {"warnings": result.warnings, "previews": result.previews}
     if result.review is not None:
         extra["my_review"] = result.review
@@ -57,13 +65,7 @@ def _render(request: HttpRequest, result: ActionResult) -> HttpResponse:
         extra["editor_open"] = True
     if result.saved:
         extra["saved"] = True
-    response = render_actions(request, turn, message=result.message, **extra)
-    if result.submitted and request.headers.get("HX-Request"):
-        # Approve, reject or submit edit: on to the next pending turn (same session first), whose page says what
-        # was submitted (with its quality gate warnings, if any) and offers Undo while it is allowed (views.done),
-        # as Prodigy or Label Studio move on after each answer.
-        response["HX-Redirect"] = next_queued(user=request.user, after=turn.pk)
-    return response
+    return render_actions(request, turn, message=result.message, **extra)
 
 
 @login_required
