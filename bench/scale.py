@@ -249,61 +249,75 @@ def _estimate(results: dict[int, dict[str, Measure]], base: Measure, n: int) -> 
     return linear, grown
 
 
+def _cpu_per_session(m: Measure, base: Measure, n: int) -> float:
+    return max(m.cpu - base.cpu, 0.0) / n
+
+
+def _ratio(value: float, ref: float) -> str:
+    return f"{value / ref:.2f}×" if ref > 0 else "—"
+
+
+def _verdict(growth: float) -> str:
+    return "super-linear" if growth > 1.5 else "about linear" if growth > 0.67 else "sub-linear"
+
+
 def report(results: dict[int, dict[str, Measure]], base: Measure, setup: dict[int, Measure]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     sizes = sorted(results)
-    first = sizes[0]
-    table = Table(title="time per session and peak memory per stage (growth against the smallest size)")
+    first, last = sizes[0], sizes[-1]
+    table = Table(title="time per session and peak memory per stage (growth: against the smallest size)")
     for name in (
         "stage",
         "sessions",
         "wall s",
-        "ms/session",
         "net ms/session",
         "growth",
-        "CPU s",
+        "CPU ms/session",
+        "CPU growth",
         "peak RSS MB",
         "× baseline",
         "MB/session added",
     ):
         table.add_column(name, justify="right" if name != "stage" else "left")
     for stage in STAGES:
-        ref = _net_per_session(results[first][stage], base, first)
+        ref = results[first][stage]
         for n in sizes:
             m = results[n][stage]
-            net = _net_per_session(m, base, n)
-            growth = f"{net / ref:.2f}×" if ref > 0 else "—"
-            added = f"{(m.rss_mb - results[first][stage].rss_mb) / (n - first):.3f}" if n != first else "—"
+            net, cpu = _net_per_session(m, base, n), _cpu_per_session(m, base, n)
+            added = f"{(m.rss_mb - ref.rss_mb) / (n - first):.3f}" if n != first else "—"
             table.add_row(
                 stage,
                 f"{n:,}",
                 f"{m.wall:.1f}",
-                f"{1000 * m.wall / n:.1f}",
                 f"{1000 * net:.1f}",
-                growth,
-                f"{m.cpu:.1f}",
+                _ratio(net, _net_per_session(ref, base, first)),
+                f"{1000 * cpu:.1f}",
+                _ratio(cpu, _cpu_per_session(ref, base, first)),
                 f"{m.rss_mb:.0f}",
                 f"{m.rss_mb / base.rss_mb:.2f}×",
                 added,
             )
         table.add_section()
-    console = Console(width=160)
+    console = Console(width=170)
     console.print(
         f"baseline (django.setup() alone, median of 3): {base.wall:.2f} s wall, {base.cpu:.2f} s CPU, "
-        f"{base.rss_mb:.0f} MB peak RSS"
+        f"{base.rss_mb:.0f} MB peak RSS; net = minus the baseline's wall (CPU) time"
     )
     for n in sizes:
         console.print(f"setup of size {n:,} (migrate + import the cohort, not a stage): {setup[n].wall:.1f} s")
     console.print(table)
+    if len(sizes) < 2:
+        return
     for stage in STAGES:
-        ref = _net_per_session(results[first][stage], base, first)
-        last = sizes[-1]
-        if len(sizes) > 1 and ref > 0:
-            growth = _net_per_session(results[last][stage], base, last) / ref
-            verdict = "super-linear" if growth > 1.5 else "about linear" if growth > 0.67 else "sub-linear"
-            print(f"{stage}: net time per session {growth:.2f}× from {first:,} to {last:,} sessions ({verdict})")
+        ref, m = results[first][stage], results[last][stage]
+        wall = _net_per_session(m, base, last) / max(_net_per_session(ref, base, first), 1e-9)
+        cpu = _cpu_per_session(m, base, last) / max(_cpu_per_session(ref, base, first), 1e-9)
+        print(
+            f"{stage}: net time per session {wall:.2f}× (CPU {cpu:.2f}×) from {first:,} to {last:,} sessions "
+            f"(wall {_verdict(wall)}, CPU {_verdict(cpu)}); peak RSS {ref.rss_mb:.0f} → {m.rss_mb:.0f} MB"
+        )
 
 
 def main() -> int:
