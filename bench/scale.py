@@ -105,7 +105,9 @@ def _admin(sql: str, url: str) -> None:
 def _size_env(n: int, work: Path, pg_url: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
     env["DJANGO_SETTINGS_MODULE"] = "physreview.settings"
-    env["PHYSREVIEW_VAR_DIR"] = str(work / f"var-{n}")
+    var = work / f"var-{n}"
+    shutil.rmtree(var, ignore_errors=True)  # a fresh set each time, as the PostgreSQL database below
+    env["PHYSREVIEW_VAR_DIR"] = str(var)
     env["PYTHONPATH"] = str(BASE_DIR)
     if pg_url:
         name = f"{DB_PREFIX}{n}"
