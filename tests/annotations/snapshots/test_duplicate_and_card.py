@@ -127,3 +127,35 @@ def test_low_kappa_high_agreement_sentence_in_the_card():
     text = "\n".join(card.agreement_text(reviewers=Counter(a=40, b=40), decisions=decisions, rubric={}))
     assert "| a / b | 40 | 97.5 | 0.000 | 0.974 |" in text, text
     assert "κ and α are low although the reviewers agree on almost every turn because 98.8% of all decisions" in text
+
+
+def test_streamed_agreement_lines_equal_the_ones_from_every_review_held(curated, people, monkeypatch):
+    """The card's agreement is counted from reviews streamed in chunks (bench/scale.py: holding every review, each
+    with two full turn contents, cost 257 MB at 1,500 sessions). Same lines as counting them all held at once, the
+    code before, on the fixture's set with a disagreement and a rubric item dropped (keep/drop), in chunks smaller
+    than the set."""
+    from collections import Counter
+
+    from annotations import agreement
+    from annotations.models import Review
+
+    turn_pks = [t.pk for s in curated["approved"] for t in s.turns.all()]
+    turn = curated["approved"][0].turns.get(index=0)
+    Review.objects.filter(turn=turn, reviewer=people["rev2"]).update(decision="reject", reject_reason="other")
+    review = Review.objects.get(turn=turn, reviewer=people["rev1"])
+    review.proposed = {**review.base_content, "rubric": review.base_content["rubric"][1:]}
+    review.save()
+
+    held = list(
+        Review.objects.filter(turn_id__in=turn_pks, submitted_at__isnull=False)
+        .select_related("reviewer")
+        .order_by("turn_id", "pk")
+    )
+    decisions, rubric = agreement.ratings_from_reviews(held)
+    expected = card.agreement_text(
+        reviewers=Counter(r.reviewer.get_username() for r in held), decisions=decisions, rubric=rubric
+    )
+    assert len(held) == 16 and any(v == {"rev1": "drop", "rev2": "keep"} for v in rubric.values())
+    monkeypatch.setattr(card, "REVIEW_CHUNK", 3)
+    assert card._agreement_lines(turn_pks) == expected
+    assert card._agreement_lines([]) == ["No submitted reviews of these turns (nothing to measure agreement on)."]
