@@ -14,10 +14,11 @@ import re
 from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.types import Candidate, Skip
+from scenarios.rubric_compiler.verbs import SUBJECT_EN, SUBJECT_ZH
 
 _CUE_EN = re.compile(
-    r"^\s*(?:the\s+answer\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
-    r"refrains?\s+from|(?:warns?|cautions?|advises?|recommends?)\s+against)\s+"
+    r"^\s*(?:" + SUBJECT_EN + r"\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
+    r"refrains?\s+from)\s+"
     # an adverb of manner between the negation and the verb ("does not incorrectly recommend …")
     r"(?:(?:[a-z]+ly|also|then)\s+)?(?P<rest>.+?)\s*[.。]?\s*$",
     re.IGNORECASE,
@@ -74,14 +75,16 @@ ACTIONS_ZH: dict[str, tuple[str, ...]] = {
 }
 DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
 _CUE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?:并|也)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免"
+    r"^\s*" + SUBJECT_ZH + r"?(?:并|也)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免"
     # 未/没有/并未 + an adverb of manner (错误地) + the verb: the translation of "does not (wrongly) recommend/order"
     r"|(?:未|没有|并未|未曾)(?:(?:错误|不恰当|不当|贸然|不必要)地?)?(?:建议|推荐|开具|开立|下达|提出)了?|不开具|无需|不)"
     r"(?P<rest>.+?)[。.]?\s*$"
 )
 # "答案未因上述结果建议将X增至Y" / "答案未鉴于…建议…": the reason clause sits before the verb in Chinese.
 _CUE_ZH_GIVEN = re.compile(
-    r"^\s*(?:答案|回答)?(?:未|不|没有)(?:因|鉴于|基于|根据|由于)(?P<given>[^，,。]{1,30}?)(?:而)?(?:建议|推荐)(?:将)?"
+    r"^\s*"
+    + SUBJECT_ZH
+    + r"?(?:未|不|没有)(?:仅|只)?(?:因|鉴于|基于|根据|由于)(?P<given>[^，,。]{1,30}?)(?:而)?(?:建议|推荐)(?:将)?"
     r"(?P<rest>.+?)[。.]?\s*$"
 )
 # The reason an action is unsafe, after it ("… given creatinine below 1.5 mg/dL"): the ask is the action.
@@ -176,7 +179,19 @@ def _action_phrases_zh(lemma: str, obj_en: str) -> list[str]:
     return [f"{a}{z}" for a in ACTIONS_ZH[lemma] for z in concept.zh[:2]]
 
 
+# "recommends/advises/warns/cautions against X": the answer must *give* that advice, and an answer that says
+# nothing of X would pass a must-not check; a reader (an LLM judge) has to see the advice.
+_AGAINST_EN = re.compile(
+    r"^\s*(?:" + SUBJECT_EN + r"\s+)?" + r"(?:(?:[a-z]+ly|also)\s+)*"
+    r"(?:recommends?|advises?|warns?|cautions?|counsels?|argues?)\s+against\s+",
+    re.IGNORECASE,
+)
+_AGAINST_ZH = re.compile(r"^\s*" + SUBJECT_ZH + r"?.{0,6}?(?:建议|推荐|提醒|警告)(?:不要|不宜|避免|勿|不应)")
+
+
 def _en(text: str) -> Candidate | Skip | None:
+    if _AGAINST_EN.match(text):
+        return Skip(AGAINST_REASON, AGAINST_EXPLANATION)
     m = _CUE_EN.match(text)
     if not m:
         return None
@@ -277,10 +292,16 @@ def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
             f"the answer must not recommend {concept.name} (or a synonym) outside a negated clause",
         )
     return Skip(
-        "negated conduct", f"'{rest}' is neither an action on a drug or dose nor a drug: a reader must judge it"
+        "negated conduct",
+        f"'{rest}' is neither an action on a drug or dose nor a drug: a reader must judge it (route to an LLM judge)",
     )
 
 
+AGAINST_REASON = "judgement"
+AGAINST_EXPLANATION = (
+    "asks the answer to advise against an action: silence would pass a must-not check, so a reader must see the"
+    " advice (route to an LLM judge)"
+)
 _REASON_ZH = re.compile(r"^(?:仅|只|单纯)?(?:因为|因|鉴于|基于|根据|由于)")
 
 
@@ -298,6 +319,8 @@ def _strip_reason_zh(rest: str) -> str:
 
 
 def _zh(text: str) -> Candidate | Skip | None:
+    if _AGAINST_ZH.match(text):
+        return Skip(AGAINST_REASON, AGAINST_EXPLANATION)
     m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
@@ -342,7 +365,10 @@ def _zh(text: str) -> Candidate | Skip | None:
                     and not lexicon.find(obj, lang="zh", kinds=_DRUG_KINDS)
                     and not tx.plain_drug_name(obj, lang="zh")
                 ):
-                    return Skip("negated conduct", f"'{rest}' acts on no drug or dose: a reader must judge it")
+                    return Skip(
+                        "negated conduct",
+                        f"'{rest}' acts on no drug or dose: a reader must judge it (route to an LLM judge)",
+                    )
                 return Candidate(
                     {"kind": "must_not_recommend", "en": en, "zh": list(dict.fromkeys(zh))},
                     "must_not_recommend/action",

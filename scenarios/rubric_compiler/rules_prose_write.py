@@ -20,16 +20,18 @@ from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.rules_write import VALUE_SYNONYMS, _routes_zh
 from scenarios.rubric_compiler.types import Candidate, Skip
-from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH, SUBJECT_EN, SUBJECT_ZH
 
 _VERB_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response|model)\s+"
+    r"^\s*"
+    + SUBJECT_EN
+    + r"\s+"
     + ADVERBS_EN
     + r"(?:orders|re-?orders|prescribes|writes|places|creates|specifies|documents|records|sets|gives|uses|includes)\b",
     re.IGNORECASE,
 )
 _VERB_ZH = re.compile(
-    r"^\s*(?:答案|回答|模型)?" + ADVERBS_ZH + r"(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
+    r"^\s*" + SUBJECT_ZH + r"?" + ADVERBS_ZH + r"(?:开具|开立|下达|重新开具|指定|记录|设定|注明|写明|使用)了?"
 )
 _FILLER_EN = frozenset(
     """
@@ -96,6 +98,15 @@ _INDICATION_SLOT_ZH = re.compile(
 )
 
 
+_ROUTE_VERBS_ZH = ("给药", "注射", "滴注", "输注", "推注", "用药", "途径")
+
+
+def _inside_word_zh(text: str, end: int) -> bool:
+    """A route word followed by more of a noun (静脉|血栓), not by an administration verb (静脉|给药)."""
+    tail = text[end:]
+    return bool(tail) and "\u4e00" <= tail[0] <= "\u9fff" and not tail.startswith(_ROUTE_VERBS_ZH)
+
+
 def _indication_slot_zh(text: str, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The span of the indication slot of a Chinese write item, when it holds a plain phrase that no other found
     argument overlaps, and every lexicon concept in it is the gold indication's (found as a synonym already)."""
@@ -110,7 +121,13 @@ def _indication_slot_zh(text: str, taken: list[tuple[int, int]]) -> tuple[int, i
     if re.search(r"[和与及并或因而但]", m.group(group)):
         return None  # more than one indication, or a reason: the slot says more
     # a status word inside a disease name ("射血分数降低的心力衰竭") describes the disease, it is no second claim
-    known = [f for f in lexicon.find(m.group(group), lang="zh") if f.concept.kind != "status"]
+    # and so does a route word inside one (静脉 of 静脉血栓预防, the translation of "VTE prophylaxis")
+    slot_text = m.group(group)
+    known = [
+        f
+        for f in lexicon.find(slot_text, lang="zh")
+        if f.concept.kind != "status" and not (f.concept.kind == "route" and _inside_word_zh(slot_text, f.end))
+    ]
     covered = [(start + f.start, start + f.end) for f in known]
     if any(not any(a <= s and e <= b for a, b in inside) for s, e in covered):
         return None  # names a concept that is not the gold indication
