@@ -49,6 +49,8 @@ ACTIONS_EN: dict[str, tuple[str, ...]] = {
     "add": ("add", "adding"),
     "give": ("give", "giving", "administer", "administering", "use", "using", "prescribe", "prescribing"),
 }
+# "does not suggest that the patient stop <drug>", "does not advise the patient to stop …": the action is the ask
+_PATIENT_EN = re.compile(r"^(?:that\s+)?(?:the\s+)?patient\s+(?:to\s+|should\s+)?", re.IGNORECASE)
 NOMINALS_EN = {
     "increase": "increase",
     "escalation": "increase",
@@ -90,7 +92,9 @@ _CUE_ZH_GIVEN = re.compile(
 # The reason an action is unsafe, after it ("… given creatinine below 1.5 mg/dL"): the ask is the action.
 _GIVEN_EN = re.compile(
     r"\s*,?\s+(?:given|because(?: of)?|due to|owing to|in view of|in light of|since|as|despite|based (?:solely )?on"
-    r"|on the basis of|solely (?:on the basis of|because of|due to)|in (?:a|this) patient with)\s+.+$",
+    r"|on the basis of|solely (?:on the basis of|because of|due to)|in (?:a|this) patient with"
+    # the context an action is meant for ("NSAIDs for the gout flare"), not a duration ("for 3 days")
+    r"|for(?=\s+(?:the|a|an|this|his|her|their)\s+[a-z]))\s+.+$",
     re.IGNORECASE,
 )
 # A dose may carry its frequency ("reduce apixaban to 2.5 mg BID", "减量至2.5毫克 BID"): the check keeps the dose.
@@ -207,6 +211,7 @@ def _en(text: str) -> Candidate | Skip | None:
             f"the answer must not claim {phrase!r} (literal wording only)",
         )
     rest = _GIVEN_EN.sub("", _ARTICLE.sub("", rest).strip())
+    rest = _PATIENT_EN.sub("", rest)
     words = rest.split(None, 1)
     lemma = _lemma(words[0]) if words else None
     if lemma and len(words) == 2 and lemma in ("increase", "reduce") and (to := _TO_DOSE_EN.match(words[1])):
@@ -247,7 +252,9 @@ def _en(text: str) -> Candidate | Skip | None:
 
 
 _DRUG_DOSE = re.compile(
-    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)$",
+    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)"
+    # a frequency after the dose ("apixaban 10 mg BID"): the check keeps the dose, as for "to <dose>" above
+    rf"(?:{_FREQ_EN}|{_FREQ_ZH})$",
     re.IGNORECASE,
 )
 
@@ -324,7 +331,7 @@ def _zh(text: str) -> Candidate | Skip | None:
     m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
-    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip()))
+    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?(?:患者|病人)?将?", "", m.group("rest").strip()))
     if to := _TO_DOSE_ZH.match(rest):
         lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"  # 减/下/降: reduce
         unit = _UNIT_EN.get(to.group("unit"), to.group("unit"))
