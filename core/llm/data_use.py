@@ -51,7 +51,7 @@ class Endpoint:
         """Raises ``ValueError`` naming what is wrong with ``text``."""
         parts = urlsplit(text.strip())
         if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-            raise ValueError(f"{text!r} is not an http(s) URL with a host (e.g. http://127.0.0.1:8080/v1)")
+            raise ValueError(f"{text!r} is not an http or https URL with a host (e.g. http://127.0.0.1:8080/v1)")
         try:
             port = parts.port or _DEFAULT_PORTS[parts.scheme]
         except ValueError:

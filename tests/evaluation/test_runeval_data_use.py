@@ -73,7 +73,7 @@ def test_allowed_endpoints_run_and_the_manifest_records_the_rule(sessions, tmp_p
 
 
 def test_synthetic_sessions_may_go_anywhere_and_say_so(sessions, tmp_path, two_servers, settings, monkeypatch):
-    allowed, other = two_servers
+    _allowed, other = two_servers
     settings.EHR_DATA_ORIGIN = "synthetic"
     summary = _runeval(tmp_path, "--model", "m", "--base-url", other.base_url)
     data_use = EvalRun.objects.get(pk=summary["run_id"]).manifest["llm"]["data_use"]

@@ -36,7 +36,7 @@ def _generate() -> str:
 
 @pytest.mark.parametrize("role", ["generator", "translator", "judge"])
 def test_a_role_on_another_endpoint_is_refused_before_any_work(demo_cohort, servers, monkeypatch, settings, role):
-    allowed, other = servers
+    _allowed, other = servers
     settings.EHR_DATA_ORIGIN = "mimic"
     monkeypatch.setenv(f"LLM_{role.upper()}_BASE_URL", other.base_url)
     with pytest.raises(CommandError) as caught:
