@@ -19,7 +19,6 @@ Nothing is recomputed: scores are the stored ``TurnResult`` rows, so the log, th
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import tempfile
@@ -28,16 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.dataset import EvalSession
+from evaluation.inspect_conversation import RunSessions, chat_messages, run_protocol, with_history
 from evaluation.metrics import TAUS
 from evaluation.models import EvalRun, EvalStatus, TurnResult
 
 TASK_NAME = "physreview"
 _STATUS = {EvalStatus.FINISHED: "success", EvalStatus.FAILED: "error", EvalStatus.RUNNING: "started"}
 # partial and interrupted runs: "cancelled" (Inspect's word for an evaluation stopped before its end)
-
-
-class InspectLogError(Exception):
-    """The run cannot be written as an Inspect log (message names the run and the reason)."""
 
 
 def log_file_name(*, run: EvalRun) -> str:
@@ -56,6 +52,7 @@ def write_inspect_log(*, run: EvalRun, output_dir: Path, summary: dict[str, Any]
     os.close(fd)
     try:
         write_eval_log(eval_log, tmp, format="eval")
+        os.chmod(tmp, 0o644)  # as summary.json beside it (mkstemp makes it private)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -71,10 +68,11 @@ def build_eval_log(*, run: EvalRun, summary: dict[str, Any] | None = None) -> An
     manifest = run.manifest or {}
     dataset = manifest.get("dataset") or {}
     results = list(run.turn_results.all().order_by("session_id", "language", "variant", "trial", "turn_index"))
-    sessions = _Sessions(run=run)
-    samples = [_sample(run=run, result=r, history=h, session=sessions.get(r.session_id)) for r, h in _with_history(
-        results, protocol=_protocol(run), sessions=sessions
-    )]
+    sessions = RunSessions(run=run)
+    samples = [
+        _sample(run=run, result=r, history=h, session=sessions.get(r.session_id))
+        for r, h in with_history(results, protocol=run_protocol(run), sessions=sessions)
+    ]
     params = manifest.get("parameters") or {}
     spec = EvalSpec(
         run_id=f"physreview-run-{run.pk}",
@@ -114,140 +112,11 @@ def build_eval_log(*, run: EvalRun, summary: dict[str, Any] | None = None) -> An
             completed_at=run.finished_at.isoformat() if run.finished_at else "",
             model_usage=_usage_total(run=run, results=results),
         ),
-        error=EvalError(message=run.error, traceback="", traceback_ansi="") if status == "error" and run.error else None,
+        error=EvalError(message=run.error, traceback="", traceback_ansi="")
+        if status == "error" and run.error
+        else None,
         samples=samples,
     )
-
-
-# --- conversation ------------------------------------------------------------------------------------
-
-
-def _protocol(run: EvalRun) -> str:
-    from evaluation.protocols import DEFAULT_PROTOCOL
-
-    return ((run.manifest or {}).get("parameters") or {}).get("protocol") or DEFAULT_PROTOCOL
-
-
-class _Sessions:
-    """The run's sessions (for the opening messages and gold answers), loaded once each: from the run's
-    snapshot when it has one, else the database rows; ``None`` when neither has the session any more."""
-
-    def __init__(self, *, run: EvalRun) -> None:
-        self.dataset = (run.manifest or {}).get("dataset") or {}
-        self.cache: dict[str, EvalSession | None] = {}
-
-    def get(self, session_id: str) -> EvalSession | None:
-        if session_id not in self.cache:
-            self.cache[session_id] = self._load(session_id)
-        return self.cache[session_id]
-
-    def _load(self, session_id: str) -> EvalSession | None:
-        from annotations.models import SnapshotItem
-        from evaluation.dataset import session_from_model, session_from_record
-        from scenarios.models import Session
-
-        row = Session.objects.filter(session_id=session_id).prefetch_related("turns__steps", "turns__rubric_items")
-        session = row.first()
-        if self.dataset.get("source") == "snapshot" and self.dataset.get("snapshot_id") and session is not None:
-            item = SnapshotItem.objects.filter(snapshot_id=self.dataset["snapshot_id"], record_id=session.record_id)
-            frozen = item.only("record_json").first()
-            if frozen is not None:
-                return session_from_record(json.loads(frozen.record_json))
-        return session_from_model(session) if session is not None else None
-
-
-def _opening(*, session: EvalSession | None, language: str, protocol: str) -> list[dict[str, Any]]:
-    if session is None:
-        return []
-    if protocol == "release":
-        from evaluation.protocols.release import session_history as release_history
-
-        return release_history(session=session, language=language)
-    from evaluation.agent import session_history
-
-    return session_history(session=session, language=language)
-
-
-def _with_history(results: list[TurnResult], *, protocol: str, sessions: _Sessions) -> list[tuple[TurnResult, list]]:
-    """Each result with the messages the model had before its turn began (opening + earlier turns), rebuilt
-    as :mod:`evaluation.jobs` builds them while playing (results come ordered by job, then turn)."""
-    from evaluation.jobs import played_history
-
-    out: list[tuple[TurnResult, list]] = []
-    job: tuple[Any, ...] | None = None
-    history: list[dict[str, Any]] = []
-    for result in results:
-        key = (result.session_id, result.language, result.variant, result.trial)
-        if key != job:
-            job = key
-            history = _opening(session=sessions.get(result.session_id), language=result.language, protocol=protocol)
-        out.append((result, list(history)))
-        if not result.infra_error:
-            history += played_history(result.trace, release=protocol == "release")
-    return out
-
-
-def _messages(*, run: EvalRun, history: list[dict[str, Any]], trace: dict[str, Any]) -> list[Any]:
-    """OpenAI-shaped messages as Inspect chat messages; tool results carry their function and an error
-    when the tool layer refused the call (invalid arguments, unknown tool)."""
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
-    from inspect_ai.tool import ToolCall, ToolCallError
-
-    records = {c.get("id"): c for step in trace.get("steps") or [] for c in step.get("calls") or [] if c.get("id")}
-    names: dict[str, str] = {}
-    out: list[Any] = []
-    for message in [*history, *(trace.get("messages") or [])]:
-        role, content = message.get("role"), _text(message.get("content"))
-        if role == "system":
-            out.append(ChatMessageSystem(content=content))
-        elif role == "user":
-            out.append(ChatMessageUser(content=content))
-        elif role == "assistant":
-            calls = []
-            for call in message.get("tool_calls") or []:
-                function = call.get("function") or {}
-                names[call.get("id", "")] = str(function.get("name", ""))
-                arguments, parse_error = _arguments(function.get("arguments"), records.get(call.get("id")))
-                calls.append(
-                    ToolCall(
-                        id=str(call.get("id", "")),
-                        function=str(function.get("name", "")),
-                        arguments=arguments,
-                        parse_error=parse_error,
-                    )
-                )
-            out.append(ChatMessageAssistant(content=content, tool_calls=calls or None, model=run.model))
-        elif role == "tool":
-            call_id = str(message.get("tool_call_id", ""))
-            record = records.get(call_id) or {}
-            error = None
-            if record.get("invalid") or record.get("skipped"):
-                error = ToolCallError(type="limit" if record.get("skipped") else "unknown", message=content[:500])
-            out.append(
-                ChatMessageTool(
-                    content=content, tool_call_id=call_id, function=names.get(call_id) or record.get("name"), error=error
-                )
-            )
-    return out
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-
-
-def _arguments(raw: Any, record: dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
-    """The call's arguments as the trace recorded them (the raw text when they were not JSON)."""
-    if record is not None and record.get("parse_error"):
-        return {}, f"{record['parse_error']} (raw: {str(record.get('arguments_raw', ''))[:500]})"
-    if record is not None and isinstance(record.get("arguments"), dict):
-        return record["arguments"], None
-    try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError as exc:
-        return {}, str(exc)
-    return (parsed, None) if isinstance(parsed, dict) else ({}, None)
 
 
 # --- samples and scores ------------------------------------------------------------------------------
@@ -273,7 +142,7 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
         epoch=result.trial + 1,
         input=str(trace.get("request") or ""),
         target=target,
-        messages=_messages(run=run, history=history, trace=trace),
+        messages=chat_messages(run=run, history=history, trace=trace),
         output=ModelOutput.from_content(
             model=run.model, content=answer, stop_reason=stop, error=result.infra_error or None
         ),

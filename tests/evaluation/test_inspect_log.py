@@ -88,8 +88,16 @@ def test_export_inspect_of_a_finished_run_and_bad_input(sessions, tmp_path):
     """``export_inspect RUN_ID`` writes the same samples as ``--log-format inspect``; tool calls and their
     results of a heuristic run are in the messages; an unknown run is an error with no file written."""
     call_command(
-        "runeval", "--model", "rules:heuristic", "--sessions", "all", "--limit", "2", "--quiet",
-        "--output", str(tmp_path / "run"),
+        "runeval",
+        "--model",
+        "rules:heuristic",
+        "--sessions",
+        "all",
+        "--limit",
+        "2",
+        "--quiet",
+        "--output",
+        str(tmp_path / "run"),
     )
     run = EvalRun.objects.latest("pk")
     assert not list((tmp_path / "run").glob("*.eval"))
