@@ -112,3 +112,23 @@ def test_export_inspect_of_a_finished_run_and_bad_input(sessions, tmp_path):
     with pytest.raises(CommandError, match="there is no evaluation run 999999"):
         call_command("export_inspect", "999999", "--output", str(tmp_path / "none"))
     assert not (tmp_path / "none").exists()
+
+
+def test_release_protocol_log_keeps_the_whole_history(sessions, tmp_path):
+    """Under ``--protocol release`` the model keeps its whole history (docs/model-developers.md): the
+    opening is the system prompt, the environment message and the acknowledgement, and each sample's
+    messages hold every earlier turn's messages (tool calls and results too) before its own."""
+    summary, path = _runeval(tmp_path / "out", "--model", "rules:oracle", "--protocol", "release", "--limit", "2")
+    run = EvalRun.objects.get(pk=summary["run_id"])
+    log = read_eval_log(str(path))
+    results = {(sample_id(r), r.trial + 1): r for r in TurnResult.objects.filter(run=run)}
+    assert len(log.samples) == len(results)
+    for sample in log.samples:
+        result = results[(sample.id, sample.epoch)]
+        assert [m.role for m in sample.messages[:3]] == ["system", "user", "assistant"]
+        earlier = TurnResult.objects.filter(
+            run=run, session_id=result.session_id, language=result.language, turn_index__lt=result.turn_index
+        )
+        assert len(sample.messages) == 3 + sum(len(r.trace["messages"]) for r in earlier) + len(
+            result.trace["messages"]
+        )
