@@ -127,7 +127,7 @@ def sample_id(result: TurnResult) -> str:
 
 
 def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], session: EvalSession | None) -> Any:
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ModelOutput
 
     trace = result.trace or {}
@@ -170,7 +170,10 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
         started_at=(result.created_at - timedelta(seconds=wall)).isoformat(),
         total_time=round(wall, 3),
         working_time=round(max(wall - float(timing.get("backoff_s") or 0.0), 0.0), 3),
-        error=None,
+        # A turn the endpoint failed is Inspect's errored sample (its score is unscored, not a fail).
+        error=EvalError(message=f"infrastructure error: {result.infra_error}", traceback="", traceback_ansi="")
+        if result.infra_error
+        else None,
     )
 
 

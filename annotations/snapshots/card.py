@@ -102,7 +102,11 @@ def split_front_matter(markdown: str) -> tuple[dict[str, Any], str]:
     head, sep, body = markdown[len(FRONT_MATTER) :].partition("\n" + FRONT_MATTER)
     if not sep:
         return {}, markdown
-    return yaml.safe_load(head) or {}, body.lstrip("\n")
+    try:
+        header = yaml.safe_load(head)
+    except yaml.YAMLError:  # not a header we wrote: leave the card as it is
+        return {}, markdown
+    return (header, body.lstrip("\n")) if isinstance(header, dict) else ({}, markdown)
 
 
 def data_use(*, source: str, ehr_provenance: str) -> str:

@@ -132,3 +132,34 @@ def test_release_protocol_log_keeps_the_whole_history(sessions, tmp_path):
         assert len(sample.messages) == 3 + sum(len(r.trace["messages"]) for r in earlier) + len(
             result.trace["messages"]
         )
+
+
+def test_a_partial_run_is_a_cancelled_log_with_the_failed_turn_errored(sessions, tmp_path, monkeypatch):
+    """An endpoint failure (HTTP 500 on the 2nd request, as in test_runeval_faults) leaves the run partial:
+    runeval still writes the log (status ``cancelled``, Inspect's word for a stopped evaluation) with the failed
+    turn as an errored, unscored sample — never a failed one."""
+    from tests.fakes.openai_server import FakeOpenAIServer, Scripted, completion
+
+    monkeypatch.setenv("H6_FAKE_KEY", "sk-fake-123456789")
+    monkeypatch.setenv("LLM_MODEL_UNDER_TEST_MAX_RETRIES", "0")
+    seen = []
+
+    def responder(payload):
+        seen.append(1)
+        if len(seen) == 2:
+            return Scripted(status=500, body={"error": {"message": "boom"}})
+        return completion(content="Creatinine 1.4 mg/dL.")
+
+    out = tmp_path / "out"
+    with FakeOpenAIServer(responder=responder) as server, pytest.raises(CommandError, match="is partial"):
+        call_command(
+            "runeval", "--model", "fault-model", "--base-url", server.base_url, "--api-key-env", "H6_FAKE_KEY",
+            "--sessions", "all", "--limit", "1", "--quiet", "--output", str(out), "--log-format", "inspect",
+        )  # fmt: skip
+    (path,) = out.glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.status == "cancelled" and log.eval.metadata["status"] == "partial"
+    failed = [s for s in log.samples if s.error is not None]
+    assert len(failed) == 1 and "http_500" in failed[0].error.message
+    assert math.isnan(failed[0].scores["rubric"].value) and math.isnan(failed[0].scores["pass_0.60"].value)
+    assert log.results.scores[0].unscored_samples == 1
