@@ -178,6 +178,12 @@ class Command(BaseCommand):
             "already includes the server's model fingerprint from GET /models.",
         )
         parser.add_argument("--output", help="Output folder (default VAR_DIR/runs/run-<id>).")
+        parser.add_argument(
+            "--log-format",
+            choices=("jsonl", "inspect"),
+            default="jsonl",
+            help="inspect: also write the run as an Inspect AI .eval log in --output (inspect view opens it).",
+        )
         parser.add_argument("--quiet", action="store_true", help="No progress bar.")
 
     def handle(self, *args: Any, **o: Any) -> None:
@@ -376,6 +382,10 @@ class Command(BaseCommand):
         output = Path(o["output"]) if o["output"] else default_output_dir(run)
         try:
             summary_path, turns_path = write_outputs(run=run, output_dir=output, summary=summary)
+            if o["log_format"] == "inspect":
+                from evaluation.inspect_log import write_inspect_log
+
+                self.stdout.write(f"inspect: {write_inspect_log(run=run, output_dir=output, summary=summary)}")
         except OSError as exc:
             raise CommandError(
                 f"run {run.pk}: its results are stored, but {output} could not be written ({exc}); "
