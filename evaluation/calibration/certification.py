@@ -26,16 +26,11 @@ from django.utils import timezone
 from annotations.agreement import cohens_kappa
 from evaluation.calibration.compiled import COMPILED_JUDGE
 from evaluation.calibration.exact import clopper_pearson
-from evaluation.calibration.selectors import Comparison, graded_data
+from evaluation.calibration.selectors import Comparison, graded_data, prompt_hash_of
 from evaluation.calibration.stats import physician_report
 from evaluation.models import EvalRun, JudgeCertification
 
 Identity = tuple[str, str]  # (judge name, prompt hash or "")
-
-
-def prompt_hash_of(manifest: dict[str, Any] | None) -> str:
-    judge = (manifest or {}).get("judge")
-    return str((judge or {}).get("prompt_hash") or "") if isinstance(judge, dict) else ""
 
 
 def identity_of_run(run: EvalRun) -> Identity:
@@ -153,7 +148,7 @@ def certify_judges(*, threshold: float | None = None, judge: str | None = None) 
     threshold = settings.JUDGE_CERTIFICATION_THRESHOLD if threshold is None else threshold
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1, not {threshold}")
-    comparisons, units = graded_data(judge=judge)
+    comparisons, units = graded_data(judge=judge, by_prompt=True)
     ceiling = physician_report(units).overall.kappa if units else None
     ceiling = None if ceiling is None or ceiling != ceiling else ceiling
     out = []

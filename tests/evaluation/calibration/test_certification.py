@@ -179,3 +179,27 @@ def test_command_rejects_bad_input_and_stores_nothing(graded):
     with pytest.raises(CommandError, match="unknown judge"):
         call_command("certify_judges", "--judge", "nobody")
     assert not JudgeCertification.objects.exists()
+
+
+def test_compiled_rules_judge_and_each_llm_prompt_hash_are_certified_apart(judged, physicians):
+    """The issue asks for one certification per judge identity: rules, rules (compiled), each LLM judge + prompt
+    hash. The same LLM judge name with a changed prompt is a different judge."""
+    from evaluation.calibration.compiled import COMPILED_JUDGE
+    from tests.evaluation.test_compiled_judge import compile_all
+
+    compile_all()
+    old = make_run(sessions=judged["sessions"], judge="llm:other", passed=lambda t, i, lang: i == 1)
+    EvalRun.objects.filter(pk=old.pk).update(manifest={"judge": {"name": "llm:other", "prompt_hash": "aaa111"}})
+    new = make_run(sessions=judged["sessions"], judge="llm:other", passed=lambda t, i, lang: True, rejudge_of=old)
+    EvalRun.objects.filter(pk=new.pk).update(manifest={"judge": {"name": "llm:other", "prompt_hash": "bbb222"}})
+    sample = services.draw_sample(name="c", run_ids=[old.pk], per_stratum=100, seed=1)
+    for ci in sample.items.all():
+        services.save_grade(
+            sample=sample, turn_result=ci.turn_result, item=ci.item, grader=physicians["reviewer"], label="fail"
+        )
+    certs = {(c.judge, c.prompt_hash): c for c in certification.certify_judges()}
+    assert (COMPILED_JUDGE, "") in certs and certs[(COMPILED_JUDGE, "")].n > 0
+    a, b = certs[("llm:other", "aaa111")], certs[("llm:other", "bbb222")]
+    # Every physician grade is "fail": no TPR (no positives), so nobody is certified; the TNRs differ by prompt.
+    assert a.n_positive == 0 and a.tpr is None and not a.certified
+    assert b.tnr == 0.0 and a.tnr > 0.0
