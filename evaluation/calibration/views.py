@@ -169,6 +169,7 @@ def _certification_context() -> dict:
         bars.append({"label": f"{name} · TPR", "value": c.tpr, "low": c.tpr_low, "high": c.tpr_high})
         bars.append({"label": f"{name} · TNR", "value": c.tnr, "low": c.tnr_low, "high": c.tnr_high})
     threshold = certs[0].threshold if certs else None
+    # xgettext:no-python-format
     title = _("TPR and TNR against physicians, exact 95% intervals (dashed: certification threshold)")
     return {
         "certifications": [{"cert": c, "cells": presentation.cert_cells(c)} for c in certs],

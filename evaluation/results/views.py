@@ -211,6 +211,7 @@ def _judge_context(run: EvalRun) -> dict[str, Any]:
             bars.append({"label": label, "value": raw.corrected, "low": raw.low, "high": raw.high})
     correctable = any(r["raw"].corrected is not None for t in tables for r in t["rows"])
     chart = (
+        # xgettext:no-python-format
         charts.interval_chart(title=_("Judge-corrected pass rates with 95% intervals"), bars=bars)
         if correctable
         else None
