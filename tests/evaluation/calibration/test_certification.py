@@ -203,3 +203,26 @@ def test_compiled_rules_judge_and_each_llm_prompt_hash_are_certified_apart(judge
     # Every physician grade is "fail": no TPR (no positives), so nobody is certified; the TNRs differ by prompt.
     assert a.n_positive == 0 and a.tpr is None and not a.certified
     assert b.tnr == 0.0 and a.tnr > 0.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("80%", "JUDGE_CERTIFICATION_THRESHOLD='80%' is not a number"), ("1.5", "must be between 0 and 1")],
+)
+def test_bad_threshold_setting_stops_start_up_with_its_name(value, expected, tmp_path):
+    """Settings fail fast on bad values (DESIGN.md conventions)."""
+    from tests.physreview.startup import run_python
+
+    result = run_python(
+        ["-c", "import django; django.setup()"], env={"JUDGE_CERTIFICATION_THRESHOLD": value}, var_dir=tmp_path
+    )
+    assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr and expected in result.stderr
+    ok = run_python(
+        [
+            "-c",
+            "import django; django.setup(); from django.conf import settings as s; print(s.JUDGE_CERTIFICATION_THRESHOLD)",
+        ],
+        env={"JUDGE_CERTIFICATION_THRESHOLD": "0.9"},
+        var_dir=tmp_path,
+    )
+    assert ok.stdout.split()[-1] == "0.9"
