@@ -220,7 +220,8 @@ def test_bad_threshold_setting_stops_start_up_with_its_name(value, expected, tmp
     ok = run_python(
         [
             "-c",
-            "import django; django.setup(); from django.conf import settings as s; print(s.JUDGE_CERTIFICATION_THRESHOLD)",
+            "import django; django.setup(); from django.conf import settings as s; "
+            "print(s.JUDGE_CERTIFICATION_THRESHOLD)",
         ],
         env={"JUDGE_CERTIFICATION_THRESHOLD": "0.9"},
         var_dir=tmp_path,
