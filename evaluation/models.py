@@ -198,3 +198,46 @@ class JudgeCertification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} {self.prompt_hash[:12]} {'certified' if self.certified else 'not certified'}"
+
+
+class FaultKind(models.TextChoices):
+    """Whose fault a turn's outcome is, as a physician attributes it on the drill-down (tau2-bench's user-simulator
+    errors and unpassable tasks are the cases a pass rate alone hides)."""
+
+    MODEL = "model", _("Model fault")
+    SIMULATOR = "simulator", _("Patient-simulator fault")
+    TASK = "task", _("Task fault")
+
+
+class TaskPart(models.TextChoices):
+    """What is wrong with a task (a task fault's part)."""
+
+    REQUEST = "request", _("Request wrong or ambiguous")
+    GOLD_ANSWER = "gold_answer", _("Gold answer wrong")
+    GOLD_CALL = "gold_call", _("Gold call wrong")
+    RUBRIC_ITEM = "rubric_item", _("Rubric item wrong")
+
+
+class FaultAttribution(models.Model):
+    """One physician's attribution of one turn result (blind: each sees only their own). A task fault reopens the
+    curated turn for review (evaluation.faults)."""
+
+    turn_result = models.ForeignKey(TurnResult, on_delete=models.CASCADE, related_name="fault_attributions")
+    physician = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=12, choices=FaultKind.choices)
+    task_part = models.CharField(max_length=16, choices=TaskPart.choices, blank=True)
+    note = models.TextField(blank=True)
+    reopened = models.BooleanField(default=False, help_text="the task fault sent the curated turn back to review")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["turn_result", "physician"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn_result", "physician"], name="faultattribution_unique"),
+            models.CheckConstraint(condition=Q(kind__in=FaultKind.values), name="faultattribution_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind="task", task_part__in=TaskPart.values) | (~Q(kind="task") & Q(task_part="")),
+                name="faultattribution_task_part",
+            ),
+        ]

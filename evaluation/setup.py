@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.llm import LLMClient, LLMConfigError
+from core.llm.data_use import MIMIC, SYNTHETIC, DataUseRule, rule_for, store_origin
 from evaluation import dataset as ds
 from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
 from evaluation.agents.rules import rules_agent
@@ -107,9 +108,35 @@ def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
         ) from None
 
 
-def _client(config: Any) -> LLMClient:
+def dataset_origin(*, dataset: ds.EvalDataset) -> str:
+    """``mimic`` when the EHR store is declared so (the default) or any session of the dataset is an imported
+    release record (PhysAssistBench is built on MIMIC-IV), else ``synthetic``."""
+    if store_origin() == MIMIC:
+        return MIMIC
+    from scenarios.models import Session, Source
+
+    ids = [entry.session_id for entry in dataset.entries()]
+    for start in range(0, len(ids), 500):
+        if Session.objects.filter(source=Source.IMPORTED, session_id__in=ids[start : start + 500]).exists():
+            return MIMIC
+    return SYNTHETIC
+
+
+def data_use_record(agent: Any, judge: Any, *, dataset: ds.EvalDataset) -> dict[str, Any]:
+    """What the run manifest keeps of the data-use rules in force: the data's origin and, per LLM role the run
+    uses (rules agents and judges send nothing anywhere), the rule its client checked."""
+    roles = {}
+    for part in (agent, judge):
+        rule = getattr(getattr(part, "client", None), "data_use", None)
+        if rule is not None:
+            roles[rule.role] = rule.manifest()
+    return {"origin": dataset_origin(dataset=dataset), "roles": roles}
+
+
+def _client(config: Any, *, origin: str) -> LLMClient:
     try:
-        return LLMClient(config=config)
+        rule: DataUseRule = rule_for(role=config.role, origin=origin)
+        return LLMClient(config=config, data_use=rule)
     except LLMConfigError as exc:
         raise EvalSetupError(str(exc)) from None
 
@@ -123,6 +150,7 @@ def build_agent(
     reasoning_effort: str | None,
     concurrency: int,
     max_tokens: int | None = None,
+    origin: str = MIMIC,
 ) -> tuple[Any, dict[str, Any] | None]:
     """``(agent, endpoint info for the manifest)``; built-in ``rules:*`` agents need no endpoint."""
     if model.startswith("rules:"):
@@ -136,7 +164,7 @@ def build_agent(
         )
     except LLMConfigError as exc:
         raise EvalSetupError(str(exc)) from None
-    client = _client(config)
+    client = _client(config, origin=origin)
     check_reachable(config.base_url)
     agent = OpenAIAgent(
         client=client, temperature=temperature, reasoning_effort=reasoning_effort, max_tokens=max_tokens
@@ -145,7 +173,13 @@ def build_agent(
 
 
 def build_judge(
-    *, judge: str, base_url: str | None, api_key_env: str | None, concurrency: int, protocol: str = DEFAULT_PROTOCOL
+    *,
+    judge: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    concurrency: int,
+    protocol: str = DEFAULT_PROTOCOL,
+    origin: str = MIMIC,
 ) -> Any:
     """The rules judge (any protocol), or an LLM judge: the release's inputs under ``--protocol release``."""
     if judge == "rules":
@@ -161,7 +195,7 @@ def build_judge(
         )
     except LLMConfigError as exc:
         raise EvalSetupError(f"--judge: {exc}") from None
-    client = _client(config)
+    client = _client(config, origin=origin)
     check_reachable(config.base_url)
     return ReleaseJudge(client=client) if protocol == "release" else LLMJudge(client=client)
 
@@ -193,6 +227,7 @@ def parts_for_run(
     options = options_for_run(run, concurrency=concurrency)
     endpoint = run.manifest.get("endpoint") or {}
     dataset = dataset_for_run(run.manifest)
+    origin = dataset_origin(dataset=dataset)
     agent, _ = build_agent(
         model=run.model,
         base_url=base_url or endpoint.get("base_url"),
@@ -201,6 +236,7 @@ def parts_for_run(
         reasoning_effort=options.reasoning_effort,
         concurrency=options.concurrency,
         max_tokens=options.max_tokens,
+        origin=origin,
     )
     judge_info = run.manifest.get("judge") or {}
     judge_endpoint = judge_info.get("endpoint") or {}
@@ -213,5 +249,6 @@ def parts_for_run(
         api_key_env=judge_endpoint.get("api_key_env") or api_key_env or endpoint.get("api_key_env"),
         concurrency=options.concurrency,
         protocol=options.protocol,
+        origin=origin,
     )
     return agent, judge, dataset, options

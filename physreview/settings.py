@@ -383,6 +383,13 @@ JUDGE_CERTIFICATION_THRESHOLD = _fraction("JUDGE_CERTIFICATION_THRESHOLD", 0.80)
 OPENAI_BASE_URL = _url("OPENAI_BASE_URL", None, schemes={"http", "https"})
 # The key is read where a client is built and never stored elsewhere; only its presence is known here.
 OPENAI_API_KEY_SET = bool(os.environ.get("OPENAI_API_KEY"))
+# What the EHR store holds (core.llm.data_use): "mimic" (credentialed data, the default when undeclared) or
+# "synthetic" (synth_ehr, the demo). MIMIC-derived text goes only to the endpoints the data-use rule allows.
+EHR_DATA_ORIGIN = os.environ.get("PHYSREVIEW_EHR_ORIGIN", "mimic").strip().lower() or "mimic"
+if EHR_DATA_ORIGIN not in ("mimic", "synthetic"):
+    raise ImproperlyConfigured(
+        f"PHYSREVIEW_EHR_ORIGIN={os.environ.get('PHYSREVIEW_EHR_ORIGIN')!r} must be 'mimic' or 'synthetic'."
+    )
 
 LOGGING = {
     "version": 1,

@@ -121,6 +121,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     # The drill-down shows the gold answer: a reviewer opens only the turns of their own sessions.
     ("evaluation:turn", "eval_turn"): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("evaluation:turn", "eval_turn_other"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    # A physician's fault attribution of a turn (issue 38): POST only, same visibility as the drill-down.
+    **{("evaluation:turn_fault", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("eval_turn", "eval_turn_other")},
     # Judge calibration: every role grades (blind) and reads the agreement; POST-only actions.
     ("evaluation:calibration_index", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("evaluation:calibration_draw", None): (LOGIN, 403, 403, 405, 405),  # adjudicators and admins draw

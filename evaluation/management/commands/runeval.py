@@ -40,7 +40,9 @@ from evaluation.setup import (
     build_agent,
     build_judge,
     check_requests,
+    data_use_record,
     dataset_for_run,
+    dataset_origin,
     load_dataset,
     parts_for_run,
 )
@@ -236,7 +238,8 @@ class Command(BaseCommand):
                 concurrency=o["concurrency"],
                 judge_base_url=o["judge_base_url"],
             )
-            record_endpoints(run=run, llm=self._endpoints(agent, judge, o, stored=run.manifest.get("llm")))
+            llm = self._endpoints(agent, judge, o, stored=run.manifest.get("llm"))
+            record_endpoints(run=run, llm={**llm, "data_use": data_use_record(agent, judge, dataset=dataset)})
         else:
             if not o["model"]:
                 raise CommandError("--model is required (or --resume RUN_ID / --rejudge RUN_ID)")
@@ -262,6 +265,9 @@ class Command(BaseCommand):
             snapshot = "none" if o["from_db"] else o["snapshot"]
             dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"], limit=o["limit"])
             check_requests(dataset, languages=options.languages, variants=options.variants)
+            # MIMIC-derived sessions go only where the data-use rule allows (core.llm.data_use): checked as the
+            # clients are built, before the endpoint is probed or reached.
+            origin = dataset_origin(dataset=dataset)
             agent, endpoint = build_agent(
                 model=o["model"],
                 base_url=o["base_url"],
@@ -270,11 +276,12 @@ class Command(BaseCommand):
                 reasoning_effort=o["reasoning_effort"],
                 concurrency=o["concurrency"],
                 max_tokens=options.max_tokens,
+                origin=origin,
             )
-            judge = self._judge(o["judge"], o, o["base_url"], protocol=options.protocol)
+            judge = self._judge(o["judge"], o, o["base_url"], protocol=options.protocol, origin=origin)
             llm = self._endpoints(agent, judge, o, stored=None)  # before the run exists: a bad model name stops here
             run = create_run(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=endpoint)
-            record_endpoints(run=run, llm=llm)
+            record_endpoints(run=run, llm={**llm, "data_use": data_use_record(agent, judge, dataset=dataset)})
         total_turns = expected_turns(dataset=dataset, options=options)
         if not o["quiet"]:
             self.stdout.write(
@@ -322,13 +329,14 @@ class Command(BaseCommand):
             self.stderr.write(f"warning: {warning}")
         return llm
 
-    def _judge(self, name: str, o: dict[str, Any], base_url: str | None, *, protocol: str) -> Any:
+    def _judge(self, name: str, o: dict[str, Any], base_url: str | None, *, protocol: str, origin: str) -> Any:
         return build_judge(
             judge=name,
             base_url=o["judge_base_url"] or base_url,
             api_key_env=o["judge_api_key_env"] or o["api_key_env"],
             concurrency=o["concurrency"],
             protocol=protocol,
+            origin=origin,
         )
 
     def _rejudge(self, o: dict[str, Any]) -> EvalRun:
@@ -336,7 +344,8 @@ class Command(BaseCommand):
         dataset = dataset_for_run(source.manifest)
         # A rejudge keeps the source run's protocol (its judge inputs follow it).
         protocol = (source.manifest.get("parameters") or {}).get("protocol") or DEFAULT_PROTOCOL
-        judge = self._judge(o["judge"], o, (source.manifest.get("endpoint") or {}).get("base_url"), protocol=protocol)
+        stored_url = (source.manifest.get("endpoint") or {}).get("base_url")
+        judge = self._judge(o["judge"], o, stored_url, protocol=protocol, origin=dataset_origin(dataset=dataset))
         with self._progress(source.turn_results.count(), o) as progress:
             return rejudge_run(source=source, judge=judge, dataset=dataset, progress=progress)
 
