@@ -25,7 +25,14 @@ from annotations import services
 from annotations.models import Adjudication, Comment, Guideline, Review, TurnState
 from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
-from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
+from evaluation.models import (
+    CalibrationItem,
+    CalibrationSample,
+    EvalRun,
+    JudgeCertification,
+    PhysicianGrade,
+    TurnResult,
+)
 from physreview import access
 from tests.annotations.conftest import approve_as_is, make_user
 from tests.evaluation.factories import turn_result
@@ -210,6 +217,9 @@ def world(demo_cohort, settings, tmp_path):
     )
     calibration = CalibrationSample.objects.create(name="cal")
     CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
+    JudgeCertification.objects.create(
+        judge="rules", threshold=0.8, certified=False, n=0, n_positive=0, n_negative=0, data_count=0, data_hash="0" * 64
+    )
     settings.VAR_DIR = tmp_path  # snapshot files
     approved = complete_session()
     approve_as_is(approved.turns.all())

@@ -18,6 +18,9 @@ from django.views.decorators.http import require_POST
 
 from annotations.templatetags.review_i18n import label_of, slice_value
 from evaluation import faults
+from evaluation.calibration.certification import current_certifications
+from evaluation.calibration.presentation import correction_rows, interval, pct
+from evaluation.calibration.run_status import run_judge_status
 from evaluation.models import EvalRun, FaultKind, TaskPart, TurnResult
 from evaluation.results import charts, exports, present, selectors
 from evaluation.results.gold import gold_turn
@@ -57,6 +60,7 @@ def _header_links(sort: str, direction: str) -> list[dict[str, Any]]:
 def leaderboard(request: HttpRequest) -> HttpResponse:
     sort, direction = _sort_params(request)
     rows = selectors.leaderboard(sort=sort, direction=direction)
+    _with_judge_status(rows)
     cost_chart = charts.scatter_chart(
         title=_("Score (mRS, all tiers) against cost"),
         points=[
@@ -84,6 +88,23 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "mixed_protocols": len(selectors.protocols_of(rows)) > 1,
     }
     return render(request, "evaluation/results/leaderboard.html", context)
+
+
+def _with_judge_status(rows: list[dict[str, Any]]) -> None:
+    """Marks rows whose judge was not certified and adds the corrected Pass@Turn(0.60) per language."""
+    runs = {r.pk: r for r in EvalRun.objects.filter(pk__in=[row["id"] for row in rows])}
+    certs = current_certifications()
+    for row in rows:
+        status = run_judge_status(run=runs[row["id"]], certifications=certs)
+        row["uncertified"] = status.marked
+        row["certified_at_run"] = status.at_run_time
+        corrected = []
+        for corr in status.corrections:
+            rate = next((r for r in corr.rates if r.metric == "pass_at_turn_0.6"), None)
+            if rate is not None and rate.corrected is not None:
+                text = f"{pct(rate.corrected)} {interval(rate.low, rate.high, percent=True)}"
+                corrected.append((label_of(kind="language", code=corr.language), text))
+        row["corrected_t60"] = corrected
 
 
 def _run_id(value: str | None) -> int | None:
@@ -174,9 +195,31 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pass_hat_chart": _pass_hat_chart(summary) if summary.get("metrics") else None,
         "lang_tables": _lang_tables(summary),
         "protocol_settings": selectors.protocol_settings(manifest=run.manifest),
+        **_judge_context(run),
         **_fault_rows(faults.fault_summary(run=run)),
     }
     return render(request, "evaluation/results/run.html", context)
+
+
+def _judge_context(run: EvalRun) -> dict[str, Any]:
+    """The judge's certification (at run time and now) and the run's pass rates corrected for its errors."""
+    status = run_judge_status(run=run)
+    tables, bars = [], []
+    for corr in status.corrections:
+        rows = correction_rows(corr.rates)
+        tables.append({"lang": corr.language, "rows": rows, "corr": corr})
+        for row in rows:
+            raw = row["raw"]
+            label = f"{label_of(kind='language', code=corr.language)} · {row['label']}"
+            bars.append({"label": label, "value": raw.corrected, "low": raw.low, "high": raw.high})
+    correctable = any(r["raw"].corrected is not None for t in tables for r in t["rows"])
+    chart = (
+        # xgettext:no-python-format
+        charts.interval_chart(title=_("Judge-corrected pass rates with 95% intervals"), bars=bars)
+        if correctable
+        else None
+    )
+    return {"judge_status": status, "corrected_tables": tables, "corrected_chart": chart, "correctable": correctable}
 
 
 def _pct(value: float | None) -> str:
