@@ -11,8 +11,10 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from core.llm import LLMClient, LLMConfigError
-from core.llm.data_use import MIMIC, SYNTHETIC, DataUseRule, rule_for, store_origin
+from core.llm.data_use import MIMIC, SYNTHETIC, DataUseRule, rule_for
 from evaluation import dataset as ds
 from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
 from evaluation.agents.rules import rules_agent
@@ -109,17 +111,26 @@ def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
 
 
 def dataset_origin(*, dataset: ds.EvalDataset) -> str:
-    """``mimic`` when the EHR store is declared so (the default) or any session of the dataset is an imported
-    release record (PhysAssistBench is built on MIMIC-IV), else ``synthetic``."""
-    if store_origin() == MIMIC:
-        return MIMIC
+    """``mimic`` or ``synthetic``, by the snapshot card's rule (annotations.snapshots.card.mimic_derived): MIMIC
+    unless the EHR store is declared synthetic — by the snapshot's ``--ehr-provenance`` when it declared one, else
+    by ``PHYSREVIEW_EHR_PROVENANCE`` — and no session is an imported release record (PhysAssistBench is MIMIC-IV)."""
+    from annotations.models import Snapshot
+    from annotations.snapshots.card import mimic_derived
     from scenarios.models import Session, Source
 
+    provenance = settings.EHR_PROVENANCE
+    if dataset.snapshot_id is not None:
+        filters = Snapshot.objects.filter(pk=dataset.snapshot_id).values_list("filters", flat=True).first() or {}
+        if filters.get("ehr_provenance", "undeclared") != "undeclared":
+            provenance = filters["ehr_provenance"]
+    if provenance != SYNTHETIC:
+        return MIMIC
     ids = [entry.session_id for entry in dataset.entries()]
-    for start in range(0, len(ids), 500):
-        if Session.objects.filter(source=Source.IMPORTED, session_id__in=ids[start : start + 500]).exists():
-            return MIMIC
-    return SYNTHETIC
+    imported = any(
+        Session.objects.filter(source=Source.IMPORTED, session_id__in=ids[start : start + 500]).exists()
+        for start in range(0, len(ids), 500)
+    )
+    return MIMIC if mimic_derived(sources=["imported"] if imported else [], ehr_provenance=provenance) else SYNTHETIC
 
 
 def data_use_record(agent: Any, judge: Any, *, dataset: ds.EvalDataset) -> dict[str, Any]:

@@ -383,12 +383,14 @@ JUDGE_CERTIFICATION_THRESHOLD = _fraction("JUDGE_CERTIFICATION_THRESHOLD", 0.80)
 OPENAI_BASE_URL = _url("OPENAI_BASE_URL", None, schemes={"http", "https"})
 # The key is read where a client is built and never stored elsewhere; only its presence is known here.
 OPENAI_API_KEY_SET = bool(os.environ.get("OPENAI_API_KEY"))
-# What the EHR store holds (core.llm.data_use): "mimic" (credentialed data, the default when undeclared) or
-# "synthetic" (synth_ehr, the demo). MIMIC-derived text goes only to the endpoints the data-use rule allows.
-EHR_DATA_ORIGIN = os.environ.get("PHYSREVIEW_EHR_ORIGIN", "mimic").strip().lower() or "mimic"
-if EHR_DATA_ORIGIN not in ("mimic", "synthetic"):
+# What the EHR store holds: "mimic", "synthetic" (synth_ehr, the demo cohort) or "undeclared" (treated as MIMIC).
+# One declaration for the data-use rule of every LLM role (core.llm.data_use) and the default of
+# make_snapshot --ehr-provenance (the card's and croissant.json's licence and data-use note).
+EHR_PROVENANCE = os.environ.get("PHYSREVIEW_EHR_PROVENANCE", "undeclared").strip().lower() or "undeclared"
+if EHR_PROVENANCE not in ("mimic", "synthetic", "undeclared"):
     raise ImproperlyConfigured(
-        f"PHYSREVIEW_EHR_ORIGIN={os.environ.get('PHYSREVIEW_EHR_ORIGIN')!r} must be 'mimic' or 'synthetic'."
+        f"PHYSREVIEW_EHR_PROVENANCE={os.environ.get('PHYSREVIEW_EHR_PROVENANCE')!r} must be mimic, synthetic or "
+        "undeclared."
     )
 
 LOGGING = {

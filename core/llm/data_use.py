@@ -12,7 +12,7 @@ see the record), so when the data is MIMIC-derived each role may reach only the 
   it covers a base URL with the same scheme, host and port whose path starts with the entry's path.
   Loopback is then allowed only if listed: a local proxy may forward elsewhere.
 
-Synthetic data (``PHYSREVIEW_EHR_ORIGIN=synthetic`` for the EHR store, and no imported release records)
+Synthetic data (``PHYSREVIEW_EHR_PROVENANCE=synthetic`` for the EHR store, and no imported release records)
 has no rule. The check runs when a client is built and again before every request, so a refused endpoint
 never receives a byte (not even the preflight probe or a TCP connection).
 """
@@ -111,8 +111,8 @@ class DataUseRule:
         how = (
             f"list the endpoint in LLM_{self.role.upper()}_ALLOWED_ENDPOINTS or {ALL_ROLES_VARIABLE} if your data use "
             "agreement permits sending the data there (no retention, no training), or serve a model locally; "
-            "data is MIMIC-derived when PHYSREVIEW_EHR_ORIGIN is mimic (the default; declare synthetic for a store "
-            "filled only by synth_ehr) or the sessions include imported release records"
+            "data is MIMIC-derived unless PHYSREVIEW_EHR_PROVENANCE (or the snapshot's --ehr-provenance) declares "
+            "it synthetic (a store filled only by synth_ehr) and no session is an imported release record"
         )
         raise DataUseRefused(
             f"data-use rule: role {self.role!r} may not send record-derived text to {display_url(base_url)} "
@@ -151,9 +151,9 @@ def rule_for(*, role: str, origin: str, environ: Mapping[str, str] | None = None
 
 
 def store_origin() -> str:
-    """What the EHR store holds, as declared by ``PHYSREVIEW_EHR_ORIGIN`` (settings.EHR_DATA_ORIGIN).
-
-    ``mimic`` unless declared ``synthetic``: an undeclared store is treated as credentialed data."""
+    """What the EHR store holds, as declared by ``PHYSREVIEW_EHR_PROVENANCE`` (settings.EHR_PROVENANCE):
+    ``synthetic`` only when declared so; ``mimic`` and ``undeclared`` are MIMIC (as the snapshot card treats them,
+    annotations.snapshots.card.mimic_derived)."""
     from django.conf import settings
 
-    return getattr(settings, "EHR_DATA_ORIGIN", MIMIC)
+    return SYNTHETIC if getattr(settings, "EHR_PROVENANCE", "undeclared") == SYNTHETIC else MIMIC

@@ -36,10 +36,10 @@ def test_every_role_is_refused_before_the_other_server_hears_anything(
 ):
     allowed, other = two_servers
     if origin == "imported release records":
-        settings.EHR_DATA_ORIGIN = "synthetic"
+        settings.EHR_PROVENANCE = "synthetic"
         Session.objects.update(source=Source.IMPORTED)
     else:
-        settings.EHR_DATA_ORIGIN = "mimic"
+        settings.EHR_PROVENANCE = "undeclared"
     with pytest.raises(CommandError) as caught:  # the model under test on the other server
         _runeval(tmp_path / "a", "--model", "m", "--base-url", other.base_url)
     assert "role 'model_under_test'" in str(caught.value) and "data-use rule" in str(caught.value)
@@ -63,7 +63,7 @@ def test_every_role_is_refused_before_the_other_server_hears_anything(
 
 def test_allowed_endpoints_run_and_the_manifest_records_the_rule(sessions, tmp_path, two_servers, settings):
     allowed, other = two_servers
-    settings.EHR_DATA_ORIGIN = "mimic"
+    settings.EHR_PROVENANCE = "undeclared"
     summary = _runeval(tmp_path, "--model", "m", "--base-url", allowed.base_url)
     data_use = EvalRun.objects.get(pk=summary["run_id"]).manifest["llm"]["data_use"]
     assert data_use["origin"] == "mimic"
@@ -74,7 +74,7 @@ def test_allowed_endpoints_run_and_the_manifest_records_the_rule(sessions, tmp_p
 
 def test_synthetic_sessions_may_go_anywhere_and_say_so(sessions, tmp_path, two_servers, settings, monkeypatch):
     _allowed, other = two_servers
-    settings.EHR_DATA_ORIGIN = "synthetic"
+    settings.EHR_PROVENANCE = "synthetic"
     summary = _runeval(tmp_path, "--model", "m", "--base-url", other.base_url)
     data_use = EvalRun.objects.get(pk=summary["run_id"]).manifest["llm"]["data_use"]
     assert data_use["origin"] == "synthetic" and data_use["roles"]["model_under_test"]["rule"] == "none"
@@ -83,7 +83,7 @@ def test_synthetic_sessions_may_go_anywhere_and_say_so(sessions, tmp_path, two_s
 
 def test_mimic_default_is_loopback_only(sessions, tmp_path, settings, monkeypatch):
     """No allowlist: a non-loopback endpoint is refused at once (no connection attempt, no 5 s timeout)."""
-    settings.EHR_DATA_ORIGIN = "mimic"
+    settings.EHR_PROVENANCE = "undeclared"
     monkeypatch.delenv("LLM_ALLOWED_ENDPOINTS", raising=False)
     monkeypatch.setenv("DUA_FAKE_KEY", "sk-fake-dua-123456")
     with pytest.raises(CommandError) as caught:

@@ -2,7 +2,7 @@
 (generator, translator, judge) is refused before any request reaches an endpoint the rule does not allow.
 
 Cases: PhysioNet's responsible-use guidance for credentialed data with LLMs (MIMIC-derived text only to allowed
-services); the EHR store is declared ``mimic`` (the default) or ``synthetic`` (PHYSREVIEW_EHR_ORIGIN).
+services); the EHR store is undeclared (treated as MIMIC, the default) or declared ``synthetic`` (PHYSREVIEW_EHR_PROVENANCE).
 """
 
 from io import StringIO
@@ -37,7 +37,7 @@ def _generate() -> str:
 @pytest.mark.parametrize("role", ["generator", "translator", "judge"])
 def test_a_role_on_another_endpoint_is_refused_before_any_work(demo_cohort, servers, monkeypatch, settings, role):
     _allowed, other = servers
-    settings.EHR_DATA_ORIGIN = "mimic"
+    settings.EHR_PROVENANCE = "undeclared"
     monkeypatch.setenv(f"LLM_{role.upper()}_BASE_URL", other.base_url)
     with pytest.raises(CommandError) as caught:
         _generate()
@@ -53,7 +53,7 @@ def test_a_role_on_another_endpoint_is_refused_before_any_work(demo_cohort, serv
 
 def test_a_synthetic_store_may_use_any_endpoint(demo_cohort, servers, monkeypatch, settings):
     allowed, other = servers
-    settings.EHR_DATA_ORIGIN = "synthetic"
+    settings.EHR_PROVENANCE = "synthetic"
     monkeypatch.setenv("LLM_JUDGE_BASE_URL", other.base_url)
     assert "1 made" in _generate()
     assert other.requests and allowed.requests
