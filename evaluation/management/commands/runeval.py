@@ -26,7 +26,14 @@ from evaluation.protocols import (
     default_max_steps,
 )
 from evaluation.protocols import check_options as check_protocol_options
-from evaluation.reports import build_summary, summary_table, unscored_notice, write_outputs
+from evaluation.reports import (
+    build_summary,
+    errors_line,
+    summary_table,
+    turn_progress,
+    unscored_notice,
+    write_outputs,
+)
 from evaluation.services import (
     RunOptions,
     create_run,
@@ -358,23 +365,7 @@ class Command(BaseCommand):
     # --- output ------------------------------------------------------------------------------------
 
     def _progress(self, total: int, o: dict[str, Any]) -> Any:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="turn", disable=o["quiet"], file=self.stderr._out)
-        lock = threading.Lock()
-
-        class _Ctx:
-            def __enter__(self_inner):
-                def update(n: int) -> None:
-                    with lock:
-                        bar.update(n)
-
-                return update
-
-            def __exit__(self_inner, *exc: object) -> None:
-                bar.close()
-
-        return _Ctx()
+        return turn_progress(total=total, quiet=o["quiet"], file=self.stderr._out)
 
     def _report(self, run: EvalRun, o: dict[str, Any]) -> None:
         run.refresh_from_db()
@@ -397,16 +388,7 @@ class Command(BaseCommand):
             Console(file=self.stdout._out, width=160).print(summary_table(summary))
             if notice := unscored_notice(summary):
                 self.stdout.write(notice)
-            errs = summary["errors"]
-            by_kind = f" {errs['infra']}" if errs["infra"] else ""
-            self.stdout.write(
-                f"infra errors: {errs['infra_total']}{by_kind}; invalid tool calls: "
-                f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
-                f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
-                f"judge errors: {errs['judge_errors']}; replies cut at the output limit: {errs['truncations']} "
-                f"(in {errs['truncated_turns']} turns); model output the server could not parse: "
-                f"{errs['model_errors']}"
-            )
+            self.stdout.write(errors_line(summary))
         self.stdout.write(f"summary: {summary_path}\nturns:   {turns_path}")
         pending = summary["pending"]
         if run.status == EvalStatus.PARTIAL:
