@@ -2,7 +2,8 @@
 (generator, translator, judge) is refused before any request reaches an endpoint the rule does not allow.
 
 Cases: PhysioNet's responsible-use guidance for credentialed data with LLMs (MIMIC-derived text only to allowed
-services); the EHR store is undeclared (treated as MIMIC, the default) or declared ``synthetic`` (PHYSREVIEW_EHR_PROVENANCE).
+services); the EHR store is undeclared (treated as MIMIC, the default) or declared ``synthetic``
+(PHYSREVIEW_EHR_PROVENANCE).
 """
 
 from io import StringIO
