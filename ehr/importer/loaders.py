@@ -86,6 +86,18 @@ class DuplicateKey(Exception):
 _DUPLICATE_RE = re.compile(r"Key \((.*)\)=\((.*)\) is duplicated", re.DOTALL)
 
 
+def duplicate_key_from(exc: BaseException) -> DuplicateKey | None:
+    """The duplicate PostgreSQL found building a unique index or key, if ``exc`` is that error."""
+    if not isinstance(exc, IntegrityError | psycopg.IntegrityError):
+        return None
+    diag = getattr(exc.__cause__, "diag", None) or getattr(exc, "diag", None)
+    detail = (diag.message_detail if diag else None) or ""
+    match = _DUPLICATE_RE.search(detail)
+    if not match:
+        return None
+    return DuplicateKey(columns=match[1], values=match[2], message=f"{exc} ({detail})")
+
+
 @dataclass
 class RebuildTime:
     seconds: float = 0.0
@@ -140,12 +152,9 @@ def pg_bulk_load(*, spec: MimicTableSpec) -> Iterator[RebuildTime]:
                 with transaction.atomic():
                     cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {_qn(name)} {definition}")
             except IntegrityError as exc:
-                diag = getattr(exc.__cause__, "diag", None)
-                detail = (diag.message_detail if diag else None) or ""
-                match = _DUPLICATE_RE.search(detail)
-                if not match:
+                if (duplicate := duplicate_key_from(exc)) is None:
                     raise
-                raise DuplicateKey(columns=match[1], values=match[2], message=f"{exc} ({detail})") from None
+                raise duplicate from None
         for _, definition in indexes:
             cursor.execute(definition)
     rebuild.seconds = time.perf_counter() - started
