@@ -160,7 +160,14 @@ def time_importer(url: str, path: Path) -> tuple[float, int, str]:
         sys.exit(f"import failed: {report.failed.error}")
     entry = report.tables[0]
     load = entry.seconds - entry.rebuild_seconds
-    print(f"importer phases: TRUNCATE + COPY {load:.1f} s, key + index rebuild {entry.rebuild_seconds:.1f} s")
+    if entry.index_seconds:
+        builds = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in entry.index_seconds.items())
+        print(
+            f"importer phases: COPY into staging + ANALYZE {load:.1f} s, "
+            f"{len(entry.index_seconds)} index builds in parallel + swap {entry.rebuild_seconds:.1f} s ({builds})"
+        )
+    else:
+        print(f"importer phases: TRUNCATE + COPY {load:.1f} s, key + index rebuild {entry.rebuild_seconds:.1f} s")
     return seconds, entry.rows_loaded, entry.method
 
 

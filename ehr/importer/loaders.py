@@ -168,6 +168,7 @@ class CopyRejected(Exception):
     column: str | None
     value: str | None
     message: str
+    constraint: str | None = None  # the check constraint a row broke, if that was the refusal
 
     def __str__(self) -> str:
         return self.message
@@ -181,10 +182,11 @@ def _rejected(exc: psycopg.Error) -> CopyRejected:
     message = diag.message_primary or str(exc)
     if diag.message_detail:
         message += f" ({diag.message_detail})"
+    constraint = diag.constraint_name if isinstance(exc, psycopg.errors.CheckViolation) else None
     match = _CONTEXT_RE.search(diag.context or "")
     if not match:
-        return CopyRejected(line=None, column=None, value=None, message=message)
-    return CopyRejected(line=int(match[1]), column=match[2], value=match[3], message=message)
+        return CopyRejected(line=None, column=None, value=None, message=message, constraint=constraint)
+    return CopyRejected(line=int(match[1]), column=match[2], value=match[3], message=message, constraint=constraint)
 
 
 class EndOfDataMarker(Exception):

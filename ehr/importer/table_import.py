@@ -226,7 +226,9 @@ def _load_staged(*, spec: MimicTableSpec, load: "_FileLoad", entry: TableReport,
         plan = staging.plan_staging(spec=spec)
         try:
             with transaction.atomic():
-                staging.create_staging_table(plan=plan)
+                implausible = implausible_conditions(spec=spec, columns=[f.column for f in spec.fields])
+                staging.create_staging_table(plan=plan, implausible=implausible)
+                load.plausibility_enforced = True
                 load.run()
                 progress.bar.set_postfix_str("analyzing")
                 staging.analyze_staging_table(plan=plan)
@@ -262,12 +264,20 @@ class _FileLoad:
     warnings: _Warnings
     rejects: TableRejects | None
     methods: set[str] = field(default_factory=set)
+    # The target table refuses implausible rows itself (staging.PLAUSIBLE_CHECK): no scan after a raw COPY.
+    plausibility_enforced: bool = False
 
     def run(self) -> None:
         postgres = loaders.is_postgresql()
         for source in self.files:
             rows = (
-                _copy_raw(spec=self.spec, path=source.path, progress=self.progress, warnings=self.warnings)
+                _copy_raw(
+                    spec=self.spec,
+                    path=source.path,
+                    progress=self.progress,
+                    warnings=self.warnings,
+                    plausibility_enforced=self.plausibility_enforced,
+                )
                 if self.raw_allowed
                 else None
             )
@@ -294,12 +304,16 @@ class _Implausible(Exception):
     """The raw COPY loaded a value the validated path refuses as implausible: undo it, load row by row."""
 
 
-def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings) -> int | None:
+def _copy_raw(
+    *, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings, plausibility_enforced: bool
+) -> int | None:
     """The file's bytes unchanged into COPY; ``None`` if the file needs the validated path instead.
 
     The COPY runs in a savepoint, so a file PostgreSQL refuses for a spelling the validated path
     converts (``22444183.0`` in an integer column) or for a ``\\.`` line is undone alone and the
-    caller loads it again row by row. Any other refusal raises :class:`_RawCopyRejected`.
+    caller loads it again row by row, as is a file with an implausible value (found by a scan
+    of the table after the COPY, or as the COPY goes when ``plausibility_enforced``: the
+    staging table's check constraint). Any other refusal raises :class:`_RawCopyRejected`.
     """
     label = str(path)
     with TableFile(path) as source:
@@ -318,7 +332,7 @@ def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings
                     chunks=source.chunks(),
                     on_chunk=lambda: progress.show(source),
                 )
-                if loaders.has_rows_where(
+                if not plausibility_enforced and loaders.has_rows_where(
                     spec=spec, conditions=implausible_conditions(spec=spec, columns=plan.load_columns)
                 ):
                     raise _Implausible
@@ -329,6 +343,9 @@ def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings
             kind = "a line is just '\\.' (COPY's end-of-data mark): using the validated path"
             warnings.add(label=label, text=kind)
         except loaders.CopyRejected as exc:
+            if exc.constraint == staging.PLAUSIBLE_CHECK:
+                warnings.add(label=label, text="implausible values: using the validated path, which names them")
+                return None
             value = exc.value or ""
             if exc.column not in integer_columns(spec) or not is_decimal_spelling(value):
                 raise _RawCopyRejected(path=path, plan=plan, rejected=exc) from None
