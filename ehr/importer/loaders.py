@@ -193,7 +193,7 @@ class EndOfDataMarker(Exception):
     """The file has a line that is just ``\\.``, which COPY's CSV format may take as the end of the data."""
 
 
-_END_MARKERS = (b"\n\\.\n", b"\n\\.\r\n")
+END_MARKERS = (b"\n\\.\n", b"\n\\.\r\n")
 
 
 def copy_csv_bytes(
@@ -220,7 +220,7 @@ def copy_csv_bytes(
                 for chunk in chunks:
                     # Search the previous chunk's last bytes too: a marker may straddle two chunks.
                     window = tail + chunk[:4]
-                    if any(m in chunk or m in window for m in _END_MARKERS):
+                    if any(m in chunk or m in window for m in END_MARKERS):
                         raise EndOfDataMarker
                     copy.write(chunk)
                     tail = (tail + chunk)[-4:]

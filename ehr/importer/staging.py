@@ -5,10 +5,12 @@ import costs beyond the COPY itself. Building them at the same time needs one co
 index, and a connection only sees committed rows, so the load cannot stay in one transaction
 with the live table. Instead:
 
-1. **load**: one transaction creates ``STAGING_SCHEMA.<table>`` (the live table's columns,
-   defaults, identity and check constraints, no index) and loads the files into it, with
-   ``search_path`` pointing there so the loaders' unqualified table name means the staging
-   copy, and its identity sequence numbering on from the live table's (as after TRUNCATE); it commits.
+1. **load**: a committed transaction creates ``STAGING_SCHEMA.<table>`` (the live table's
+   columns, defaults, identity and check constraints, no index; its identity sequence numbering
+   on from the live table's, as after TRUNCATE). A large single file is then copied over
+   parallel streams (:mod:`ehr.importer.parallel_copy`); otherwise one transaction loads the
+   files, with ``search_path`` pointing at the staging schema so the loaders' unqualified table
+   name means the staging copy.
    ``ANALYZE`` runs before the commit (a new table has no statistics; it cannot run beside the
    index builds, whose lock conflicts with its own).
 2. **index**: each key (as a unique index) and each secondary index is built on its own
@@ -182,7 +184,7 @@ def exclusive_import(*, spec: MimicTableSpec) -> Iterator[None]:
 
 
 def create_staging_table(*, plan: StagingPlan, implausible: list[str]) -> None:
-    """In the caller's load transaction: an empty staging copy, and unqualified names resolving to it.
+    """An empty staging copy of the live table (committed by the caller, so other connections can load it).
 
     ``implausible`` are SQL conditions true for a row the validated path refuses as implausible
     (:func:`ehr.importer.columns.implausible_conditions`); the copy refuses such rows with the
@@ -204,7 +206,17 @@ def create_staging_table(*, plan: StagingPlan, implausible: list[str]) -> None:
             )
             live_sequence, staging_sequence = cursor.fetchone()  # already quoted and qualified
             cursor.execute(f"SELECT setval(%s, last_value, is_called) FROM {live_sequence}", [staging_sequence])
+
+
+def use_staging_names(*, plan: StagingPlan) -> None:
+    """For the rest of the caller's transaction the loaders' unqualified table name means the staging copy."""
+    with connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL search_path TO {_qn(STAGING_SCHEMA)}, {_qn(plan.live_schema)}")
+
+
+def empty_staging_table(*, plan: StagingPlan) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {plan.staging}")
 
 
 def analyze_staging_table(*, plan: StagingPlan) -> None:

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from core.cache_generations import bump
 from ehr.fhir import codes as fhir_codes
-from ehr.importer import loaders, staging
+from ehr.importer import loaders, staged_load, staging
 from ehr.importer.columns import (
     HeaderPlan,
     RowConverter,
@@ -166,7 +166,7 @@ def _load_table(
     subjects = opts.subjects if spec.has_subject else None
     postgres = loaders.is_postgresql()
     whole_table = subjects is None
-    load = _FileLoad(
+    load = FileLoad(
         spec=spec,
         files=files,
         subjects=subjects,
@@ -181,7 +181,7 @@ def _load_table(
         opts.echo(f"note: {spec.name}: indexes rebuilt one by one in the load transaction ({blocker})")
     try:
         if blocker is None:
-            _load_staged(spec=spec, load=load, entry=entry, progress=progress)
+            staged_load.load_staged(spec=spec, load=load)
         else:
             _load_in_one_transaction(spec=spec, load=load, entry=entry, progress=progress, subjects=subjects)
     except _RawCopyRejected as exc:
@@ -203,7 +203,7 @@ def _in_callers_transaction() -> bool:
 
 
 def _load_in_one_transaction(
-    *, spec: MimicTableSpec, load: "_FileLoad", entry: TableReport, progress: _Progress, subjects: set[int] | None
+    *, spec: MimicTableSpec, load: "FileLoad", entry: TableReport, progress: _Progress, subjects: set[int] | None
 ) -> None:
     """Clear the table (or its subjects' rows), load, and (whole table, PostgreSQL) rebuild the indexes in place."""
     postgres = loaders.is_postgresql()
@@ -220,39 +220,8 @@ def _load_in_one_transaction(
     entry.rebuild_seconds = rebuild.seconds
 
 
-def _load_staged(*, spec: MimicTableSpec, load: "_FileLoad", entry: TableReport, progress: _Progress) -> None:
-    """Load into a staging table (committed), build its indexes in parallel, swap it in; drop it on any failure."""
-    with staging.exclusive_import(spec=spec):
-        plan = staging.plan_staging(spec=spec)
-        try:
-            with transaction.atomic():
-                implausible = implausible_conditions(spec=spec, columns=[f.column for f in spec.fields])
-                staging.create_staging_table(plan=plan, implausible=implausible)
-                load.plausibility_enforced = True
-                load.run()
-                progress.bar.set_postfix_str("analyzing")
-                staging.analyze_staging_table(plan=plan)
-            started = time.perf_counter()
-            built: list[str] = []
-
-            def on_built(name: str) -> None:
-                built.append(name)
-                progress.bar.set_postfix_str(f"indexing {len(built)}/{len(plan.jobs)}")
-
-            progress.bar.set_postfix_str(f"indexing 0/{len(plan.jobs)}")
-            entry.index_seconds = staging.build_indexes(plan=plan, on_done=on_built)
-            progress.bar.set_postfix_str("swapping")
-            staging.swap_in(plan=plan)
-            entry.rebuild_seconds = time.perf_counter() - started
-        except BaseException:
-            # The live table was never touched; only the staging copy is left to remove.
-            with contextlib.suppress(DatabaseError):
-                staging.drop_staging_table(plan=plan)
-            raise
-
-
 @dataclass
-class _FileLoad:
+class FileLoad:
     """Loading a table's files into the current transaction (the live table, or the staging copy)."""
 
     spec: MimicTableSpec
@@ -295,9 +264,23 @@ class _FileLoad:
                 )
             self.entry.rows_loaded += rows
             self.progress.file_done(source.path.stat().st_size)
+        self.finish()
+
+    def add_copied(self, *, rows: int) -> None:
+        """The table's one file was copied raw by :mod:`ehr.importer.parallel_copy`."""
+        self.methods.add("copy-csv")
+        self.entry.rows_loaded += rows
+        self.progress.file_done(self.files[0].path.stat().st_size)
+        self.finish()
+
+    def finish(self) -> None:
         if "copy-csv" in self.methods:
             # Raw bytes skipped the value repairs (NDC zeros): the same rule, in SQL, on the new rows.
             loaders.apply_sql_fixups(spec=self.spec)
+
+    def header_warnings(self, *, label: str, plan: HeaderPlan) -> None:
+        for text in plan.warnings():
+            self.warnings.add(label=label, text=text)
 
 
 class _Implausible(Exception):

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from ehr.importer import import_mimic_directory, staging
+from ehr.importer import import_mimic_directory, parallel_copy, source, staging
 from ehr.mimic_tables import TABLES
+from ehr.models import DischargeNote
 from tests.ehr import mimic_files as mf
-from tests.ehr.test_importer import lab_row, lab_text
+from tests.ehr.test_importer import lab_row, lab_text, note_rows
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -31,6 +32,13 @@ def root(tmp_path: Path) -> Path:
     path = tmp_path / "mimic"
     mf.cohort(path)
     return path
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every raw-path file goes over parallel COPY streams, in blocks of a few records each."""
+    monkeypatch.setattr(parallel_copy, "MIN_FILE_BYTES", 0)
+    monkeypatch.setattr(source, "CHUNK_SIZE", 64)
 
 
 def run(root: Path, mode: str = "fast", **kwargs: object):
@@ -77,9 +85,16 @@ def ids(table: str) -> list[int]:
 # --- same result as the single-transaction load -------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["fast", "rows"])
-def test_staged_load_leaves_the_same_rows_indexes_and_constraints(root: Path, mode: str) -> None:
+@pytest.mark.parametrize("mode", ["fast", "rows", "parallel"])
+def test_staged_load_leaves_the_same_rows_indexes_and_constraints(
+    root: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tables = [spec.db_table for spec in TABLES.values()]
+    if mode == "parallel":
+        # Multi-line quoted notes, empty fields, "___" and quotes cut into 64-byte chunks over the streams.
+        monkeypatch.setattr(parallel_copy, "MIN_FILE_BYTES", 0)
+        monkeypatch.setattr(source, "CHUNK_SIZE", 64)
+        mode = "fast"
     staged = run(root, mode)
     assert staged.ok, staged.failed and staged.failed.error
     lab = next(t for t in staged.tables if t.name == "labevents")
@@ -91,6 +106,7 @@ def test_staged_load_leaves_the_same_rows_indexes_and_constraints(root: Path, mo
     }
     after_staged = {table: snapshot(table) for table in tables}
 
+    monkeypatch.undo()
     with transaction.atomic():  # the caller's transaction: the single-transaction path
         in_place = run(root, mode)
     assert in_place.ok
@@ -267,3 +283,84 @@ def test_table_with_a_view_is_loaded_in_one_transaction_with_a_note(root: Path) 
     finally:
         with connection.cursor() as cursor:
             cursor.execute("DROP VIEW lab_view")
+
+
+# --- parallel COPY streams -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "cut"),
+    [
+        (b"1,a\n2,b\n3,c", 8),  # the last complete record
+        (b'1,"x\ny"\n2,"z', 8),  # a newline inside quotes is not a boundary; the open quote is not either
+        (b'1,"say ""hi""\nmore"\n2', 20),  # doubled quotes toggle twice
+        (b'1,"open\nstill open\n', 0),  # no record ends here yet
+        (b"no newline", 0),
+    ],
+)
+def test_record_boundaries_follow_postgresql_quote_toggling(data: bytes, cut: int) -> None:
+    """Cases from PostgreSQL's CSV COPY rules: a quote toggles quoting, a doubled quote toggles twice."""
+    assert parallel_copy.split_at_record_end(data) == cut
+
+
+def test_parallel_streams_load_every_row_once(root: Path, small_blocks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [lab_row(n, comments=f'line "{n}"\nsecond line' if n % 3 == 0 else None) for n in range(1, 201)]
+    mf.write_text(root, "hosp/labevents", lab_text(rows))
+    results: list[int | None] = []
+    real_copy = parallel_copy.copy_file_in_parallel
+
+    def spy(**kwargs: object) -> int | None:
+        results.append(real_copy(**kwargs))
+        return results[-1]
+
+    monkeypatch.setattr(parallel_copy, "copy_file_in_parallel", spy)
+
+    report = run(root, tables=["labevents"])
+
+    assert results == [200]  # loaded by the streams, not by the sequential fallback
+
+    assert report.ok and report.tables[0].rows_loaded == 200 and report.tables[0].method == "copy-csv"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT labevent_id, comments FROM {LAB} ORDER BY labevent_id")
+        loaded = cursor.fetchall()
+    assert loaded == [(n, f'line "{n}"\nsecond line' if n % 3 == 0 else None) for n in range(1, 201)]
+    assert staging_tables() == []
+
+
+def test_parallel_streams_fall_back_for_an_end_marker_line(root: Path, small_blocks: None) -> None:
+    rows = note_rows()
+    rows[1]["text"] = "before\n\\.\nafter"
+    mf.write_table(root, "discharge", rows)
+
+    report = run(root, tables=["discharge"])
+
+    assert report.ok, report.failed
+    assert DischargeNote.objects.get(note_id="N-2").text == "before\n\\.\nafter"
+    assert DischargeNote.objects.count() == 3
+
+
+def test_parallel_streams_bad_row_late_in_the_file_is_named_as_sequentially(root: Path, small_blocks: None) -> None:
+    assert run(root).ok
+    before = snapshot(LAB)
+    rows = [lab_row(n) for n in range(1, 101)]
+    rows[89] = lab_row(90, valuenum="x")
+    path = mf.write_text(root, "hosp/labevents", lab_text(rows))
+
+    report = run(root, tables=["labevents"])
+
+    assert report.failed.error == f"{path}:91: bad float (column valuenum, value 'x')"
+    assert snapshot(LAB) == before
+    assert staging_tables() == []
+
+
+def test_parallel_streams_fall_back_for_a_decimal_integer(root: Path, small_blocks: None) -> None:
+    rows = [lab_row(n) for n in range(1, 101)]
+    rows[70] = lab_row(71, hadm_id="22595853.0")
+    mf.write_text(root, "hosp/labevents", lab_text(rows))
+    notes: list[str] = []
+
+    report = run(root, tables=["labevents"], echo=notes.append)
+
+    assert report.ok and report.tables[0].rows_loaded == 100
+    assert report.tables[0].method == "copy-rows"
+    assert any("written with a decimal point" in n for n in notes)
