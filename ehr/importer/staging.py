@@ -29,6 +29,7 @@ security, serial defaults, another owner) is loaded the single-transaction way i
 :func:`staging_blocker` says why.
 """
 
+import contextlib
 import threading
 import time
 import zlib
@@ -37,7 +38,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from django.db import connection, connections, transaction
+from django.db import DatabaseError, connection, connections, transaction
 
 from ehr.importer.loaders import duplicate_key_from
 from ehr.mimic_tables import MimicTableSpec
@@ -179,7 +180,8 @@ def exclusive_import(*, spec: MimicTableSpec) -> Iterator[None]:
     try:
         yield
     finally:
-        with connection.cursor() as cursor:
+        # A lost connection has released the lock already; its error, not this one, is the news.
+        with contextlib.suppress(DatabaseError), connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
