@@ -7,12 +7,15 @@
    127.0.0.1:5432 user postgres) and migrates it.
 3. Times, in the same run: ``gzip -dc FILE | psql -c "\\copy bare FROM STDIN (FORMAT csv, HEADER true)"``
    into a bare table (same column types, no index, no constraint), then the importer service into
-   the real ``mimic_labevents`` table (TRUNCATE, indexes, validation by PostgreSQL, commit).
+   the real ``mimic_labevents`` table (from autocommit, so the staged load of
+   :mod:`ehr.importer.staging`: COPY into a staging table, over parallel streams for this one
+   large file, validation by PostgreSQL, ANALYZE, key and indexes built at once, swap).
    A CHECKPOINT before each timed run keeps one run's dirty pages out of the next one's time.
 4. Prints both times, rows/s and the ratio (target: importer ≤ 1.3 × psql). ``--indexed-baseline``
    also times psql \\copy straight into the real table with its key and indexes kept in place.
 
-The importer's own phases are printed too: TRUNCATE + COPY, then rebuilding the key and indexes.
+The importer's own phases are printed too: the load, then the key and index builds (each build's
+seconds) with the swap. Compare two versions by running them alternately, each with ``--repeat 1``.
 """
 
 import argparse
