@@ -25,7 +25,8 @@ and 得出结论：…, 引用了…值 without 为, "concludes that no <drug> d
 reducing the <drug> dose", "does NOT order <drug> <dose>", the field-style call and safety items): the frozen
 ``rubric_items_heldout.jsonl`` is the output of this generator at commit 702e784 and is never regenerated.
 ``rubric_items_heldout2.jsonl`` is ``python bench/rubric_items.py heldout2 --turns 48 --seed 33`` at the commit
-that added it (frozen before tuning; never regenerated).
+that added it (frozen before tuning; never regenerated). The release prompts' further forms (grammar 3) and the
+split ``rubric_items_heldout3.jsonl`` are written by ``bench/rubric_items_v3.py``, which reuses this module.
 """
 
 from __future__ import annotations

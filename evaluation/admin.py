@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from core.admin_mixins import ViewOnlyMixin
-from evaluation.models import EvalRun, TurnResult
+from evaluation.models import EvalRun, JudgeCertification, TurnResult
 
 
 class _ReadOnly(ViewOnlyMixin, admin.ModelAdmin):
@@ -12,8 +12,19 @@ class _ReadOnly(ViewOnlyMixin, admin.ModelAdmin):
 
 @admin.register(EvalRun)
 class EvalRunAdmin(_ReadOnly):
-    list_display = ("id", "model", "judge", "status", "dataset", "mrs_en", "mrs_zh", "started_at", "finished_at")
-    list_filter = ("status", "judge")
+    list_display = (
+        "id",
+        "model",
+        "judge",
+        "judge_certified",
+        "status",
+        "dataset",
+        "mrs_en",
+        "mrs_zh",
+        "started_at",
+        "finished_at",
+    )
+    list_filter = ("status", "judge", "judge_certified")
     search_fields = ("model",)
     readonly_fields = [f.name for f in EvalRun._meta.fields]
 
@@ -41,3 +52,12 @@ class TurnResultAdmin(_ReadOnly):
     search_fields = ("session_id",)
     raw_id_fields = ("run",)
     readonly_fields = [f.name for f in TurnResult._meta.fields]
+
+
+@admin.register(JudgeCertification)
+class JudgeCertificationAdmin(_ReadOnly):
+    """Written by ``manage.py certify_judges`` only: a certification is a record of what the grades showed."""
+
+    list_display = ("judge", "prompt_hash", "certified", "threshold", "tpr_low", "tnr_low", "n", "computed_at")
+    list_filter = ("certified", "judge")
+    readonly_fields = [f.name for f in JudgeCertification._meta.fields]

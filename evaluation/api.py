@@ -31,7 +31,18 @@ class EvalRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = EvalRun
-        fields = ["id", "model", "judge", "status", "protocol", "rejudge_of", "started_at", "finished_at", "error"]
+        fields = [
+            "id",
+            "model",
+            "judge",
+            "judge_certified",
+            "status",
+            "protocol",
+            "rejudge_of",
+            "started_at",
+            "finished_at",
+            "error",
+        ]
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_protocol(self, run: EvalRun) -> str:

@@ -46,7 +46,9 @@ def _for_this_process(part: Any) -> Any:
     if not isinstance(client, LLMClient):
         return part
     clone = copy.copy(part)
-    clone.client = LLMClient(config=client.config, prices=client.prices, accumulator=client.accumulator)
+    clone.client = LLMClient(
+        config=client.config, prices=client.prices, accumulator=client.accumulator, data_use=client.data_use
+    )
     clone.client.server_fingerprint = client.server_fingerprint
     return clone
 

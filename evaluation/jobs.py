@@ -109,7 +109,7 @@ def run_job(
         for turn in session.turns:
             previous = done.get(turn.index)
             if previous is not None and not previous.infra_error:
-                history += _played(previous.trace, release=release)
+                history += played_history(previous.trace, release=release)
                 if release:  # replay by order: the finished turn's patient calls were served
                     for call in previous.trace.get("patient_replies") or []:
                         runner.skip_patient_reply(tool=str(call.get("tool")))
@@ -143,10 +143,10 @@ def run_job(
                 # The rest of the session depends on this answer: leave it for --resume (pending turns,
                 # not shown as played).
                 return
-            history += _played(trace, release=release)
+            history += played_history(trace, release=release)
 
 
-def _played(trace: dict[str, Any], *, release: bool) -> list[dict[str, Any]]:
+def played_history(trace: dict[str, Any], *, release: bool) -> list[dict[str, Any]]:
     """What a finished turn adds to the model's history: its request and answer, or (release) all of
     its messages."""
     if release and trace.get("messages"):

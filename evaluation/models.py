@@ -41,6 +41,9 @@ class EvalRun(models.Model):
     # a second ``runeval --resume`` of a run being played is refused (see services.RunLease).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # Was the run's judge (name + prompt hash) certified when the run was created? None: the run predates
+    # certification. The manifest's "judge_certification" holds the record it was decided on.
+    judge_certified = models.BooleanField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-pk"]
@@ -157,3 +160,84 @@ class PhysicianGrade(models.Model):
     def passed(self) -> bool | None:
         """True/False for pass/fail; None for "can't tell" (left out of agreement)."""
         return {GradeLabel.PASS: True, GradeLabel.FAIL: False}.get(self.label)
+
+
+class JudgeCertification(models.Model):
+    """One computation of a judge's TPR/TNR against physician grades (``calibration.certification``).
+
+    Physician grade is the truth, "met" (pass) is positive. ``certified``: the exact 95% lower bounds of
+    TPR and TNR both reach ``threshold``. ``pairs`` keeps the ``[cluster, judge passed, physician passed]``
+    rows it was computed from (bootstrap of the corrected pass rates); ``data_hash`` identifies them.
+    The newest row per (judge, prompt_hash) is the judge's current certification."""
+
+    judge = models.CharField(max_length=200)
+    prompt_hash = models.CharField(max_length=128, blank=True)
+    threshold = models.FloatField()
+    certified = models.BooleanField()
+    n = models.PositiveIntegerField()
+    n_positive = models.PositiveIntegerField()
+    n_negative = models.PositiveIntegerField()
+    tpr = models.FloatField(null=True)
+    tpr_low = models.FloatField(null=True)
+    tpr_high = models.FloatField(null=True)
+    tnr = models.FloatField(null=True)
+    tnr_low = models.FloatField(null=True)
+    tnr_high = models.FloatField(null=True)
+    kappa = models.FloatField(null=True)
+    physician_kappa = models.FloatField(null=True)
+    data_count = models.PositiveIntegerField()
+    data_hash = models.CharField(max_length=64)
+    pairs = models.JSONField(default=list, blank=True)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["judge", "prompt_hash", "-computed_at", "-pk"]
+        verbose_name = _("judge certification")
+        verbose_name_plural = _("judge certifications")
+        indexes = [models.Index(fields=["judge", "prompt_hash", "-computed_at"], name="judgecert_identity")]
+
+    def __str__(self) -> str:
+        return f"{self.judge} {self.prompt_hash[:12]} {'certified' if self.certified else 'not certified'}"
+
+
+class FaultKind(models.TextChoices):
+    """Whose fault a turn's outcome is, as a physician attributes it on the drill-down (tau2-bench's user-simulator
+    errors and unpassable tasks are the cases a pass rate alone hides)."""
+
+    MODEL = "model", _("Model fault")
+    SIMULATOR = "simulator", _("Patient-simulator fault")
+    TASK = "task", _("Task fault")
+
+
+class TaskPart(models.TextChoices):
+    """What is wrong with a task (a task fault's part)."""
+
+    REQUEST = "request", _("Request wrong or ambiguous")
+    GOLD_ANSWER = "gold_answer", _("Gold answer wrong")
+    GOLD_CALL = "gold_call", _("Gold call wrong")
+    RUBRIC_ITEM = "rubric_item", _("Rubric item wrong")
+
+
+class FaultAttribution(models.Model):
+    """One physician's attribution of one turn result (blind: each sees only their own). A task fault reopens the
+    curated turn for review (evaluation.faults)."""
+
+    turn_result = models.ForeignKey(TurnResult, on_delete=models.CASCADE, related_name="fault_attributions")
+    physician = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=12, choices=FaultKind.choices)
+    task_part = models.CharField(max_length=16, choices=TaskPart.choices, blank=True)
+    note = models.TextField(blank=True)
+    reopened = models.BooleanField(default=False, help_text="the task fault sent the curated turn back to review")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["turn_result", "physician"]
+        constraints = [
+            models.UniqueConstraint(fields=["turn_result", "physician"], name="faultattribution_unique"),
+            models.CheckConstraint(condition=Q(kind__in=FaultKind.values), name="faultattribution_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind="task", task_part__in=TaskPart.values) | (~Q(kind="task") & Q(task_part="")),
+                name="faultattribution_task_part",
+            ),
+        ]

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,37 @@ def unscored_notice(summary: dict[str, Any]) -> str | None:
             f"manage.py runeval --rejudge {summary.get('run_id')} --judge <model> --judge-base-url <url>"
         )
     return text
+
+
+def errors_line(summary: dict[str, Any]) -> str:
+    """The run's error counts in one line, as runeval prints them under its table."""
+    errs = summary["errors"]
+    by_kind = f" {errs['infra']}" if errs["infra"] else ""
+    return (
+        f"infra errors: {errs['infra_total']}{by_kind}; invalid tool calls: "
+        f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
+        f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
+        f"judge errors: {errs['judge_errors']}; replies cut at the output limit: {errs['truncations']} "
+        f"(in {errs['truncated_turns']} turns); model output the server could not parse: "
+        f"{errs['model_errors']}"
+    )
+
+
+class turn_progress:
+    """A tqdm bar of turns shared by the playing threads: ``update(n)`` under a lock."""
+
+    def __init__(self, *, total: int, quiet: bool, file: Any) -> None:
+        from tqdm import tqdm  # imported on use: runeval's start-up stays light
+
+        self.bar = tqdm(total=total, unit="turn", disable=quiet, file=file)
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> Any:
+        def update(n: int) -> None:
+            with self.lock:
+                self.bar.update(n)
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()

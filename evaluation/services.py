@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from evaluation.agents.base import Agent
+from evaluation.calibration.certification import run_time_record
 from evaluation.dataset import EvalDataset
 from evaluation.jobs import expected_turns, job_arguments, jobs, longest_first, play_jobs, run_job
 from evaluation.models import EvalRun, EvalStatus
@@ -33,7 +34,15 @@ def create_run(
     *, agent: Agent, judge: Any, dataset: EvalDataset, options: RunOptions, endpoint: dict[str, Any] | None
 ) -> EvalRun:
     manifest = build_manifest(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=endpoint)
-    return EvalRun.objects.create(model=agent.name, judge=judge.describe()["name"], manifest=manifest)
+    # Whether the judge was certified when the run was made stays with the run (a later certification
+    # or withdrawal does not rewrite it).
+    manifest["judge_certification"] = run_time_record(judge=judge.describe())
+    return EvalRun.objects.create(
+        model=agent.name,
+        judge=judge.describe()["name"],
+        manifest=manifest,
+        judge_certified=manifest["judge_certification"]["certified"],
+    )
 
 
 def execute_run(
@@ -85,13 +94,18 @@ def rejudge_run(*, source: EvalRun, judge: Any, dataset: EvalDataset, progress: 
     """A new run with ``source``'s stored answers and calls, scored by ``judge``; the model is not called."""
     sessions = {s.session_id: s for s in dataset.sessions}
     manifest = {**source.manifest, "judge": judge.describe(), "rejudge_of": source.pk}
+    manifest["judge_certification"] = run_time_record(judge=judge.describe())
     if isinstance(manifest.get("protocol"), dict):  # the new judge's mode, the rest as the source played it
         release = manifest["protocol"].get("name") == "release"
         llm = judge.describe().get("name") != "rules"
         mode = ("release" if release else "physreview") if llm else "rules"
         manifest["protocol"] = {**manifest["protocol"], "judge_mode": mode}
     run = EvalRun.objects.create(
-        model=source.model, judge=judge.describe()["name"], manifest=manifest, rejudge_of=source
+        model=source.model,
+        judge=judge.describe()["name"],
+        manifest=manifest,
+        rejudge_of=source,
+        judge_certified=manifest["judge_certification"]["certified"],
     )
     for result in source.turn_results.all().order_by("pk"):
         session = sessions.get(result.session_id)

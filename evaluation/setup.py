@@ -11,7 +11,10 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from core.llm import LLMClient, LLMConfigError
+from core.llm.data_use import MIMIC, SYNTHETIC, DataUseRule, rule_for
 from evaluation import dataset as ds
 from evaluation.agents.llm import OpenAIAgent, endpoint_info, llm_config
 from evaluation.agents.rules import rules_agent
@@ -107,9 +110,44 @@ def check_reachable(base_url: str, *, timeout_s: float = 5.0) -> None:
         ) from None
 
 
-def _client(config: Any) -> LLMClient:
+def dataset_origin(*, dataset: ds.EvalDataset) -> str:
+    """``mimic`` or ``synthetic``, by the snapshot card's rule (annotations.snapshots.card.mimic_derived): MIMIC
+    unless the EHR store is declared synthetic — by the snapshot's ``--ehr-provenance`` when it declared one, else
+    by ``PHYSREVIEW_EHR_PROVENANCE`` — and no session is an imported release record (PhysAssistBench is MIMIC-IV)."""
+    from annotations.models import Snapshot
+    from annotations.snapshots.card import mimic_derived
+    from scenarios.models import Session, Source
+
+    provenance = settings.EHR_PROVENANCE
+    if dataset.snapshot_id is not None:
+        filters = Snapshot.objects.filter(pk=dataset.snapshot_id).values_list("filters", flat=True).first() or {}
+        if filters.get("ehr_provenance", "undeclared") != "undeclared":
+            provenance = filters["ehr_provenance"]
+    if provenance != SYNTHETIC:
+        return MIMIC
+    ids = [entry.session_id for entry in dataset.entries()]
+    imported = any(
+        Session.objects.filter(source=Source.IMPORTED, session_id__in=ids[start : start + 500]).exists()
+        for start in range(0, len(ids), 500)
+    )
+    return MIMIC if mimic_derived(sources=["imported"] if imported else [], ehr_provenance=provenance) else SYNTHETIC
+
+
+def data_use_record(agent: Any, judge: Any, *, dataset: ds.EvalDataset) -> dict[str, Any]:
+    """What the run manifest keeps of the data-use rules in force: the data's origin and, per LLM role the run
+    uses (rules agents and judges send nothing anywhere), the rule its client checked."""
+    roles = {}
+    for part in (agent, judge):
+        rule = getattr(getattr(part, "client", None), "data_use", None)
+        if rule is not None:
+            roles[rule.role] = rule.manifest()
+    return {"origin": dataset_origin(dataset=dataset), "roles": roles}
+
+
+def _client(config: Any, *, origin: str) -> LLMClient:
     try:
-        return LLMClient(config=config)
+        rule: DataUseRule = rule_for(role=config.role, origin=origin)
+        return LLMClient(config=config, data_use=rule)
     except LLMConfigError as exc:
         raise EvalSetupError(str(exc)) from None
 
@@ -123,6 +161,7 @@ def build_agent(
     reasoning_effort: str | None,
     concurrency: int,
     max_tokens: int | None = None,
+    origin: str = MIMIC,
 ) -> tuple[Any, dict[str, Any] | None]:
     """``(agent, endpoint info for the manifest)``; built-in ``rules:*`` agents need no endpoint."""
     if model.startswith("rules:"):
@@ -136,7 +175,7 @@ def build_agent(
         )
     except LLMConfigError as exc:
         raise EvalSetupError(str(exc)) from None
-    client = _client(config)
+    client = _client(config, origin=origin)
     check_reachable(config.base_url)
     agent = OpenAIAgent(
         client=client, temperature=temperature, reasoning_effort=reasoning_effort, max_tokens=max_tokens
@@ -145,7 +184,13 @@ def build_agent(
 
 
 def build_judge(
-    *, judge: str, base_url: str | None, api_key_env: str | None, concurrency: int, protocol: str = DEFAULT_PROTOCOL
+    *,
+    judge: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    concurrency: int,
+    protocol: str = DEFAULT_PROTOCOL,
+    origin: str = MIMIC,
 ) -> Any:
     """The rules judge (any protocol), or an LLM judge: the release's inputs under ``--protocol release``."""
     if judge == "rules":
@@ -161,7 +206,7 @@ def build_judge(
         )
     except LLMConfigError as exc:
         raise EvalSetupError(f"--judge: {exc}") from None
-    client = _client(config)
+    client = _client(config, origin=origin)
     check_reachable(config.base_url)
     return ReleaseJudge(client=client) if protocol == "release" else LLMJudge(client=client)
 
@@ -193,6 +238,7 @@ def parts_for_run(
     options = options_for_run(run, concurrency=concurrency)
     endpoint = run.manifest.get("endpoint") or {}
     dataset = dataset_for_run(run.manifest)
+    origin = dataset_origin(dataset=dataset)
     agent, _ = build_agent(
         model=run.model,
         base_url=base_url or endpoint.get("base_url"),
@@ -201,6 +247,7 @@ def parts_for_run(
         reasoning_effort=options.reasoning_effort,
         concurrency=options.concurrency,
         max_tokens=options.max_tokens,
+        origin=origin,
     )
     judge_info = run.manifest.get("judge") or {}
     judge_endpoint = judge_info.get("endpoint") or {}
@@ -213,5 +260,6 @@ def parts_for_run(
         api_key_env=judge_endpoint.get("api_key_env") or api_key_env or endpoint.get("api_key_env"),
         concurrency=options.concurrency,
         protocol=options.protocol,
+        origin=origin,
     )
     return agent, judge, dataset, options

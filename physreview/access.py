@@ -60,8 +60,8 @@ RULES: tuple[Area, ...] = (
     Area(
         "Results drill-down (turns with gold answers and traces)",
         Rule.ROLE,
-        ("evaluation:turns", "evaluation:turn", "api:run-turn-*"),
-        "reviewers: turns of sessions assigned to them",
+        ("evaluation:turns", "evaluation:turn", "evaluation:turn_fault", "api:run-turn-*"),
+        "reviewers: turns of sessions assigned to them; a fault attribution is seen only by its author",
     ),
     Area(
         "Results pages and API (leaderboard, comparison, run summaries, downloads)",

@@ -63,6 +63,20 @@ def _int(name: str, default: int, *, minimum: int) -> int:
     return value
 
 
+def _fraction(name: str, default: float) -> float:
+    """Strict number in [0, 1]; ``80%`` or ``high`` stop start-up."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from None
+    if not 0.0 <= value <= 1.0:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be between 0 and 1 (e.g. 0.80).")
+    return value
+
+
 def _origins(name: str) -> list[str]:
     """Comma-separated ``scheme://host[:port]`` origins, as CSRF_TRUSTED_ORIGINS expects them."""
     raw = os.environ.get(name, "")
@@ -361,10 +375,23 @@ if JOB_STALE_SECONDS <= JOB_HEARTBEAT_SECONDS:
         f"JOB_STALE_SECONDS={JOB_STALE_SECONDS} must exceed JOB_HEARTBEAT_SECONDS={JOB_HEARTBEAT_SECONDS}."
     )
 
+# --- Judge certification (evaluation.calibration.certification) ---------------------------------------------
+# A judge is certified when the exact 95% lower bounds of its TPR and TNR against physician grades reach this.
+JUDGE_CERTIFICATION_THRESHOLD = _fraction("JUDGE_CERTIFICATION_THRESHOLD", 0.80)
+
 # --- LLM endpoints (used from the generation pipeline on) --------------------------------------
 OPENAI_BASE_URL = _url("OPENAI_BASE_URL", None, schemes={"http", "https"})
 # The key is read where a client is built and never stored elsewhere; only its presence is known here.
 OPENAI_API_KEY_SET = bool(os.environ.get("OPENAI_API_KEY"))
+# What the EHR store holds: "mimic", "synthetic" (synth_ehr, the demo cohort) or "undeclared" (treated as MIMIC).
+# One declaration for the data-use rule of every LLM role (core.llm.data_use) and the default of
+# make_snapshot --ehr-provenance (the card's and croissant.json's licence and data-use note).
+EHR_PROVENANCE = os.environ.get("PHYSREVIEW_EHR_PROVENANCE", "undeclared").strip().lower() or "undeclared"
+if EHR_PROVENANCE not in ("mimic", "synthetic", "undeclared"):
+    raise ImproperlyConfigured(
+        f"PHYSREVIEW_EHR_PROVENANCE={os.environ.get('PHYSREVIEW_EHR_PROVENANCE')!r} must be mimic, synthetic or "
+        "undeclared."
+    )
 
 LOGGING = {
     "version": 1,

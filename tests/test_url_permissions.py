@@ -25,7 +25,14 @@ from annotations import services
 from annotations.models import Adjudication, Comment, Guideline, Review, TurnState
 from annotations.snapshots.services import create_snapshot
 from ehr.models import Admission
-from evaluation.models import CalibrationItem, CalibrationSample, EvalRun, PhysicianGrade, TurnResult
+from evaluation.models import (
+    CalibrationItem,
+    CalibrationSample,
+    EvalRun,
+    JudgeCertification,
+    PhysicianGrade,
+    TurnResult,
+)
 from physreview import access
 from tests.annotations.conftest import approve_as_is, make_user
 from tests.evaluation.factories import turn_result
@@ -114,6 +121,8 @@ APP_EXPECTED: dict[tuple[str, str | None], tuple] = {
     # The drill-down shows the gold answer: a reviewer opens only the turns of their own sessions.
     ("evaluation:turn", "eval_turn"): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("evaluation:turn", "eval_turn_other"): (LOGIN, ROLE_ONLY, 404, 200, 200),
+    # A physician's fault attribution of a turn (issue 38): POST only, same visibility as the drill-down.
+    **{("evaluation:turn_fault", s): (LOGIN, ROLE_ONLY, 405, 405, 405) for s in ("eval_turn", "eval_turn_other")},
     # Judge calibration: every role grades (blind) and reads the agreement; POST-only actions.
     ("evaluation:calibration_index", None): (LOGIN, ROLE_ONLY, 200, 200, 200),
     ("evaluation:calibration_draw", None): (LOGIN, 403, 403, 405, 405),  # adjudicators and admins draw
@@ -208,6 +217,9 @@ def world(demo_cohort, settings, tmp_path):
     )
     calibration = CalibrationSample.objects.create(name="cal")
     CalibrationItem.objects.create(sample=calibration, turn_result=eval_turn, item=0, stratum="IL/en/pass", position=0)
+    JudgeCertification.objects.create(
+        judge="rules", threshold=0.8, certified=False, n=0, n_positive=0, n_negative=0, data_count=0, data_hash="0" * 64
+    )
     settings.VAR_DIR = tmp_path  # snapshot files
     approved = complete_session()
     approve_as_is(approved.turns.all())

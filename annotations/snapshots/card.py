@@ -33,6 +33,83 @@ UNDECLARED_NOTE = (
 )
 
 
+# Licences: MIMIC-derived content is PhysioNet's (credentialed licence + DUA); a synthetic-only set has
+# no licence until its maker chooses one (we do not choose it for them).
+PHYSIONET_LICENSE = "https://physionet.org/about/licenses/physionet-credentialed-health-data-license-150/"
+PHYSIONET_LICENSE_NAME = "physionet-credentialed-health-data-license-1.5.0"
+NO_LICENSE_NAME = "not-declared"
+FRONT_MATTER = "---\n"
+
+
+def mimic_derived(*, sources: Iterable[str], ehr_provenance: str) -> bool:
+    """Whether any content is (or must be treated as) MIMIC-derived: imported release records, a store
+    declared ``mimic``, or one whose origin was not declared (as :func:`data_use` treats it)."""
+    return "imported" in set(sources) or ehr_provenance != "synthetic"
+
+
+def size_category(n: int) -> str:
+    """The dataset hubs' size bucket (Hugging Face ``size_categories``) of ``n`` rows."""
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return label
+    return "1M<n<10M"
+
+
+def front_matter(*, snapshot: Snapshot, stats: dict[str, Any]) -> str:
+    """The card's YAML header as dataset hubs read it (Hugging Face dataset cards): licence, languages,
+    task categories, name, size, tags and the file configurations (flat rows, PhysAssistBench sessions)."""
+    import yaml
+
+    filters = snapshot.filters or {}
+    provenance = filters.get("ehr_provenance", "undeclared")
+    mimic = mimic_derived(sources=stats["sources"], ehr_provenance=provenance)
+    names = [f["name"] for f in (snapshot.manifest or {}).get("files", [])]
+    languages = list(filters.get("languages") or ["en", "zh"])
+    flat_rows = stats["turns"] * len(languages)
+    header: dict[str, Any] = {
+        "pretty_name": f"PhysReview curated set {snapshot.label}",
+        "license": "other",
+        "license_name": PHYSIONET_LICENSE_NAME if mimic else NO_LICENSE_NAME,
+    }
+    if mimic:
+        header["license_link"] = PHYSIONET_LICENSE
+        header["extra_gated_prompt"] = f"This dataset is {MIMIC_NOTE}. Request access only as a credentialed user."
+    header |= {
+        "language": sorted({*languages, "en", "zh"}),  # PhysAssistBench files carry both
+        "task_categories": ["question-answering", "text-generation"],
+        "size_categories": [size_category(flat_rows)],
+        "tags": ["medical", "clinical", "ehr", "fhir", "tool-use", "agents", "benchmark"]
+        + (["mimic-iv"] if mimic else ["synthetic"]),
+        "configs": [
+            {"config_name": "turns", "data_files": [{"split": "test", "path": n} for n in names if n == "turns.jsonl"]},
+            {
+                "config_name": "sessions",
+                "data_files": [
+                    {"split": "test", "path": [n for n in names if n.endswith(".jsonl") and n != "turns.jsonl"]}
+                ],
+            },
+        ],
+    }
+    text = yaml.safe_dump(header, allow_unicode=True, sort_keys=False, width=1000)
+    return f"{FRONT_MATTER}{text}{FRONT_MATTER}\n"
+
+
+def split_front_matter(markdown: str) -> tuple[dict[str, Any], str]:
+    """(the YAML header as a dict, the card's body); ``({}, markdown)`` for a card without a header."""
+    import yaml
+
+    if not markdown.startswith(FRONT_MATTER):
+        return {}, markdown
+    head, sep, body = markdown[len(FRONT_MATTER) :].partition("\n" + FRONT_MATTER)
+    if not sep:
+        return {}, markdown
+    try:
+        header = yaml.safe_load(head)
+    except yaml.YAMLError:  # not a header we wrote: leave the card as it is
+        return {}, markdown
+    return (header, body.lstrip("\n")) if isinstance(header, dict) else ({}, markdown)
+
+
 def data_use(*, source: str, ehr_provenance: str) -> str:
     if source == "imported" or ehr_provenance == "mimic":
         return MIMIC_NOTE
@@ -143,6 +220,8 @@ def render(*, snapshot: Snapshot, stats: dict[str, Any]) -> str:
     provenance = filters.get("ehr_provenance", "undeclared")
     who = snapshot.created_by.get_username() if snapshot.created_by else "unknown"
     lines = [
+        front_matter(snapshot=snapshot, stats=stats).rstrip("\n"),
+        "",
         f"# PhysReview curated set {snapshot.label}",
         "",
         f"Made by {who} on {snapshot.created:%Y-%m-%d %H:%M} UTC. "

@@ -20,7 +20,7 @@ from annotations.snapshots.errors import SnapshotError, UnknownSnapshot
 
 ITEM_CHUNK = 200  # frozen sessions fetched per query while exporting
 # Files of a snapshot folder besides the data files listed in the manifest.
-SIDE_FILES = ("card.md", "manifest.json", "SHA256SUMS")
+SIDE_FILES = ("card.md", "manifest.json", "SHA256SUMS", "croissant.json")
 _LABEL = re.compile(r"^v?(\d+)$")
 
 

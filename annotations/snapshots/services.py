@@ -24,7 +24,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotations.models import Snapshot, SnapshotItem, SnapshotStatus
-from annotations.snapshots import card, duplicates, freeze, integrity, manifest
+from annotations.snapshots import card, croissant, duplicates, freeze, integrity, manifest
 from annotations.snapshots.errors import BuildInProgress, EmptySelection, SnapshotError
 from annotations.snapshots.exporters import FORMATS, parse_formats, write_files
 from annotations.snapshots.selectors import iter_export_items, iter_items, snapshot_dir, snapshots_root
@@ -234,6 +234,7 @@ def _write_side_files(*, folder: Path, snapshot: Snapshot) -> None:
     (folder / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
     manifest.write_manifest(folder=folder, snapshot=snapshot, files=snapshot.manifest["files"])
     (folder / "SHA256SUMS").write_text(sha256sums(snapshot.manifest["files"]), encoding="utf-8")
+    croissant.write_croissant(folder=folder, snapshot=snapshot, files=snapshot.manifest["files"])
     for path in folder.iterdir():
         path.chmod(0o644)
 
@@ -285,10 +286,10 @@ def export_snapshot(
 def export_to(
     *, snapshot: Snapshot, formats: Iterable[str] | str, out: Path, on_item: Callable[[], None] | None = None
 ) -> list[dict[str, Any]]:
-    """``export_set``: write the data files, ``manifest.json`` (of the exported files), ``card.md`` and
-    ``SHA256SUMS`` into a temporary sibling of ``out`` and rename it to ``out`` when complete,
-    so a failure leaves nothing half-written. ``out`` must not exist or be an empty folder. The files are
-    checked against the snapshot's manifest checksums (a mismatch is an error)."""
+    """``export_set``: write the data files, ``manifest.json`` (of the exported files), ``card.md``,
+    ``SHA256SUMS`` and ``croissant.json`` (:mod:`.croissant`) into a temporary sibling of ``out`` and rename
+    it to ``out`` when complete, so a failure leaves nothing half-written. ``out`` must not exist or be an
+    empty folder. The files are checked against the snapshot's manifest checksums (a mismatch is an error)."""
     formats = parse_formats(formats)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -304,6 +305,7 @@ def export_to(
         (tmp / "card.md").write_text(snapshot.card_markdown, encoding="utf-8")
         manifest.write_manifest(folder=tmp, snapshot=snapshot, files=files)
         (tmp / "SHA256SUMS").write_text(sha256sums(files), encoding="utf-8")
+        croissant.write_croissant(folder=tmp, snapshot=snapshot, files=files)
         for path in tmp.iterdir():
             path.chmod(0o644)
         tmp.chmod(0o755)

@@ -28,7 +28,7 @@ def download(request, label: str, name: str):
     except SnapshotError as exc:
         raise Http404(str(exc)) from None
     content_type = "text/markdown; charset=utf-8" if name.endswith(".md") else None
-    if name.endswith(".jsonl") or name == "manifest.json":
+    if name.endswith((".jsonl", ".json")):
         content_type = (
             "application/json; charset=utf-8" if name.endswith(".json") else "application/jsonl; charset=utf-8"
         )

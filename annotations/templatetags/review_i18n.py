@@ -383,5 +383,8 @@ def check_sentence(check: Any) -> str:
 
 @register.filter
 def markdown_html(text: str) -> SafeString:
-    """Markdown (a dataset card, written by the app or an admin) as cleaned HTML (nh3 allow-list)."""
-    return render_markdown(text or "")
+    """Markdown (a dataset card, written by the app or an admin) as cleaned HTML (nh3 allow-list); a card's
+    YAML header for dataset hubs is not part of what people read (the page shows it in the source)."""
+    from annotations.snapshots.card import split_front_matter
+
+    return render_markdown(split_front_matter(text or "")[1])

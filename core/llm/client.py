@@ -24,6 +24,7 @@ import httpx2
 from core.llm import cache as response_cache
 from core.llm.accounting import UsageAccumulator, note_failure, note_result
 from core.llm.config import LLMConfig, display_url, env_var_names, role_config
+from core.llm.data_use import DataUseRule
 from core.llm.errors import LLMConfigError, LLMError, LLMRequestError, LLMResponseError, RulesBackendError
 from core.llm.prices import PriceTable, load_prices
 from core.llm.request import ToolsCache, build_request
@@ -49,9 +50,14 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         environ: Mapping[str, str] | None = None,
+        data_use: DataUseRule | None = None,
     ) -> None:
         if config.backend != "openai":
             raise _rules_error(config)
+        # Before anything else (key, SDK, connection): a refused endpoint must not receive a byte.
+        self.data_use = data_use
+        if data_use is not None:
+            data_use.check(base_url=config.base_url)
         env = os.environ if environ is None else environ
         api_key = env.get(config.api_key_env, "")
         if not api_key.strip():
@@ -120,6 +126,8 @@ class LLMClient:
         ``cache_salt`` separates otherwise identical requests (e.g. repeated trials for pass^k).
         Raises :class:`LLMRequestError` (HTTP/network failure) or :class:`LLMResponseError`.
         """
+        if self.data_use is not None:
+            self.data_use.check(base_url=self.config.base_url)
         started = time.monotonic()
         prepared = self._tools.get(tools)
         to_name = prepared.to_name
@@ -201,6 +209,8 @@ class LLMClient:
         """
         import openai
 
+        if self.data_use is not None:
+            self.data_use.check(base_url=path if "://" in path else self.config.base_url)
         try:
             with self._slots:
                 response = self._sdk.get(
@@ -310,6 +320,7 @@ def get_client(
     accumulator: UsageAccumulator | None = None,
     sleep: Callable[[float], None] = time.sleep,
     environ: Mapping[str, str] | None = None,
+    data_use: DataUseRule | None = None,
 ) -> LLMClient:
     """A client for ``role`` (configured from the environment) or for an explicit ``config``.
 
@@ -320,7 +331,14 @@ def get_client(
         raise TypeError("get_client() needs exactly one of role= or config=")
     if config is None:
         config = role_config(role=role, environ=environ)
-    return LLMClient(config=config, http_client=http_client, accumulator=accumulator, sleep=sleep, environ=environ)
+    return LLMClient(
+        config=config,
+        http_client=http_client,
+        accumulator=accumulator,
+        sleep=sleep,
+        environ=environ,
+        data_use=data_use,
+    )
 
 
 def _rules_error(config: LLMConfig) -> RulesBackendError:

@@ -63,7 +63,9 @@ def implausible_conditions(*, spec: MimicTableSpec, columns: list[str]) -> list[
         if kind in _INT_RANGES and (bounds := _plausible_range(column)) is not None:
             out.append(f'("{column}" < {bounds[0]} OR "{column}" > {bounds[1]})')
         elif kind in ("DateField", "DateTimeField"):
-            out.append(f'(EXTRACT(YEAR FROM "{column}") NOT BETWEEN {YEARS[0]} AND {YEARS[1]})')
+            # Comparing with the first and last instants of the plausible years, not EXTRACT(YEAR ...):
+            # the same rows (both in the session's time zone, UTC), several times faster over a large table.
+            out.append(f"(\"{column}\" < '{YEARS[0]:04d}-01-01' OR \"{column}\" >= '{YEARS[1] + 1:04d}-01-01')")
     return out
 
 

@@ -86,6 +86,18 @@ class DuplicateKey(Exception):
 _DUPLICATE_RE = re.compile(r"Key \((.*)\)=\((.*)\) is duplicated", re.DOTALL)
 
 
+def duplicate_key_from(exc: BaseException) -> DuplicateKey | None:
+    """The duplicate PostgreSQL found building a unique index or key, if ``exc`` is that error."""
+    if not isinstance(exc, IntegrityError | psycopg.IntegrityError):
+        return None
+    diag = getattr(exc.__cause__, "diag", None) or getattr(exc, "diag", None)
+    detail = (diag.message_detail if diag else None) or ""
+    match = _DUPLICATE_RE.search(detail)
+    if not match:
+        return None
+    return DuplicateKey(columns=match[1], values=match[2], message=f"{exc} ({detail})")
+
+
 @dataclass
 class RebuildTime:
     seconds: float = 0.0
@@ -140,12 +152,9 @@ def pg_bulk_load(*, spec: MimicTableSpec) -> Iterator[RebuildTime]:
                 with transaction.atomic():
                     cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {_qn(name)} {definition}")
             except IntegrityError as exc:
-                diag = getattr(exc.__cause__, "diag", None)
-                detail = (diag.message_detail if diag else None) or ""
-                match = _DUPLICATE_RE.search(detail)
-                if not match:
+                if (duplicate := duplicate_key_from(exc)) is None:
                     raise
-                raise DuplicateKey(columns=match[1], values=match[2], message=f"{exc} ({detail})") from None
+                raise duplicate from None
         for _, definition in indexes:
             cursor.execute(definition)
     rebuild.seconds = time.perf_counter() - started
@@ -159,6 +168,7 @@ class CopyRejected(Exception):
     column: str | None
     value: str | None
     message: str
+    constraint: str | None = None  # the check constraint a row broke, if that was the refusal
 
     def __str__(self) -> str:
         return self.message
@@ -172,17 +182,18 @@ def _rejected(exc: psycopg.Error) -> CopyRejected:
     message = diag.message_primary or str(exc)
     if diag.message_detail:
         message += f" ({diag.message_detail})"
+    constraint = diag.constraint_name if isinstance(exc, psycopg.errors.CheckViolation) else None
     match = _CONTEXT_RE.search(diag.context or "")
     if not match:
-        return CopyRejected(line=None, column=None, value=None, message=message)
-    return CopyRejected(line=int(match[1]), column=match[2], value=match[3], message=message)
+        return CopyRejected(line=None, column=None, value=None, message=message, constraint=constraint)
+    return CopyRejected(line=int(match[1]), column=match[2], value=match[3], message=message, constraint=constraint)
 
 
 class EndOfDataMarker(Exception):
     """The file has a line that is just ``\\.``, which COPY's CSV format may take as the end of the data."""
 
 
-_END_MARKERS = (b"\n\\.\n", b"\n\\.\r\n")
+END_MARKERS = (b"\n\\.\n", b"\n\\.\r\n")
 
 
 def copy_csv_bytes(
@@ -209,7 +220,7 @@ def copy_csv_bytes(
                 for chunk in chunks:
                     # Search the previous chunk's last bytes too: a marker may straddle two chunks.
                     window = tail + chunk[:4]
-                    if any(m in chunk or m in window for m in _END_MARKERS):
+                    if any(m in chunk or m in window for m in END_MARKERS):
                         raise EndOfDataMarker
                     copy.write(chunk)
                     tail = (tail + chunk)[-4:]

@@ -17,6 +17,8 @@ class TableReport:
     rows_rejected: int = 0
     seconds: float = 0.0
     rebuild_seconds: float = 0.0  # PostgreSQL whole-table loads: rebuilding keys and indexes, within ``seconds``
+    # Staged PostgreSQL loads (ehr.importer.staging): seconds of each index build, all run at once.
+    index_seconds: dict[str, float] = field(default_factory=dict)
     # "copy-csv": raw bytes into PostgreSQL COPY; "copy-rows": validated rows into COPY; "insert": SQLite
     # batches; "copy-csv+copy-rows" when some files of the table went one way and some the other.
     method: str = ""
@@ -30,7 +32,10 @@ class TableReport:
         return self.rejects_files[0] if self.rejects_files else None
 
     def how(self) -> str:
-        return f"{self.method} ({len(self.files)} files)" if len(self.files) > 1 else self.method
+        how = f"{self.method} ({len(self.files)} files)" if len(self.files) > 1 else self.method
+        if len(self.index_seconds) > 1:
+            how += f", {len(self.index_seconds)} indexes built in parallel"
+        return how
 
 
 @dataclass

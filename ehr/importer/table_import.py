@@ -13,16 +13,16 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from tqdm import tqdm
 
 from core.cache_generations import bump
 from ehr.fhir import codes as fhir_codes
-from ehr.importer import loaders
+from ehr.importer import loaders, staged_load, staging
 from ehr.importer.columns import (
     HeaderPlan,
     RowConverter,
@@ -155,49 +155,35 @@ def _load_table(
     warnings: _Warnings,
     rejects: TableRejects | None,
 ) -> None:
-    """Clear the table (or its subjects' rows) and load every file, all in one transaction.
+    """Replace the table's rows (or its subjects' rows) with the files' rows, all or nothing.
 
-    Raises :class:`TableImportError` on bad input; nothing of the table is then committed.
+    A whole-table PostgreSQL load goes through a staging table whose indexes are built in
+    parallel (:mod:`ehr.importer.staging`) unless the table or the caller's transaction rules
+    that out; then, as every other load, it runs in one transaction. Raises
+    :class:`TableImportError` on bad input; nothing of the table is then committed.
     """
     # Dictionary tables have no subject_id: a --subjects import still replaces them whole.
     subjects = opts.subjects if spec.has_subject else None
     postgres = loaders.is_postgresql()
     whole_table = subjects is None
-    raw_allowed = postgres and whole_table and rejects is None and opts.allow_fast_path
-    methods: set[str] = set()
+    load = FileLoad(
+        spec=spec,
+        files=files,
+        subjects=subjects,
+        raw_allowed=postgres and whole_table and rejects is None and opts.allow_fast_path,
+        entry=entry,
+        progress=progress,
+        warnings=warnings,
+        rejects=rejects,
+    )
+    blocker = staging.staging_blocker(spec=spec) if postgres and whole_table else "not a whole-table load"
+    if blocker is not None and postgres and whole_table and not _in_callers_transaction():
+        opts.echo(f"note: {spec.name}: indexes rebuilt one by one in the load transaction ({blocker})")
     try:
-        with transaction.atomic():
-            loaders.clear_table(spec=spec, subjects=subjects)
-            bulk = (
-                loaders.pg_bulk_load(spec=spec)
-                if postgres and whole_table
-                else contextlib.nullcontext(loaders.RebuildTime())
-            )
-            with bulk as rebuild:
-                for source in files:
-                    rows = (
-                        _copy_raw(spec=spec, path=source.path, progress=progress, warnings=warnings)
-                        if raw_allowed
-                        else None
-                    )
-                    if rows is not None:
-                        methods.add("copy-csv")
-                    else:
-                        methods.add("copy-rows" if postgres else "insert")
-                        rows = _load_validated(
-                            spec=spec,
-                            source=source,
-                            subjects=subjects,
-                            progress=progress,
-                            warnings=warnings,
-                            rejects=rejects,
-                        )
-                    entry.rows_loaded += rows
-                    progress.file_done(source.path.stat().st_size)
-                if "copy-csv" in methods:
-                    # Raw bytes skipped the value repairs (NDC zeros): the same rule, in SQL, on the new rows.
-                    loaders.apply_sql_fixups(spec=spec)
-                progress.bar.set_postfix_str("indexing" if postgres and whole_table else "committing")
+        if blocker is None:
+            staged_load.load_staged(spec=spec, load=load)
+        else:
+            _load_in_one_transaction(spec=spec, load=load, entry=entry, progress=progress, subjects=subjects)
     except _RawCopyRejected as exc:
         # Rolled back by now; find the record outside the transaction (a re-read of the file).
         raise TableImportError(
@@ -205,24 +191,112 @@ def _load_table(
         ) from None
     except loaders.DuplicateKey as exc:
         raise TableImportError(locate_duplicate(spec=spec, files=files, duplicate=exc)) from None
-    entry.method = "+".join(sorted(methods)) or ("copy-rows" if postgres else "insert")
+    entry.method = "+".join(sorted(load.methods)) or ("copy-rows" if postgres else "insert")
     # The tools keep a copy of the dictionaries (and omr result names); other processes see the
     # new table within ehr.fhir.codes.CACHE_TTL_SECONDS.
     fhir_codes.clear_cache()
     bump(EHR_GENERATION)  # the review screens' cached evidence and admission header, in every process
+
+
+def _in_callers_transaction() -> bool:
+    return connection.in_atomic_block or not connection.get_autocommit()
+
+
+def _load_in_one_transaction(
+    *, spec: MimicTableSpec, load: "FileLoad", entry: TableReport, progress: _Progress, subjects: set[int] | None
+) -> None:
+    """Clear the table (or its subjects' rows), load, and (whole table, PostgreSQL) rebuild the indexes in place."""
+    postgres = loaders.is_postgresql()
+    with transaction.atomic():
+        loaders.clear_table(spec=spec, subjects=subjects)
+        bulk = (
+            loaders.pg_bulk_load(spec=spec)
+            if postgres and subjects is None
+            else contextlib.nullcontext(loaders.RebuildTime())
+        )
+        with bulk as rebuild:
+            load.run()
+            progress.bar.set_postfix_str("indexing" if postgres and subjects is None else "committing")
     entry.rebuild_seconds = rebuild.seconds
+
+
+@dataclass
+class FileLoad:
+    """Loading a table's files into the current transaction (the live table, or the staging copy)."""
+
+    spec: MimicTableSpec
+    files: list[SourceFile]
+    subjects: set[int] | None
+    raw_allowed: bool
+    entry: TableReport
+    progress: _Progress
+    warnings: _Warnings
+    rejects: TableRejects | None
+    methods: set[str] = field(default_factory=set)
+    # The target table refuses implausible rows itself (staging.PLAUSIBLE_CHECK): no scan after a raw COPY.
+    plausibility_enforced: bool = False
+
+    def run(self) -> None:
+        postgres = loaders.is_postgresql()
+        for source in self.files:
+            rows = (
+                _copy_raw(
+                    spec=self.spec,
+                    path=source.path,
+                    progress=self.progress,
+                    warnings=self.warnings,
+                    plausibility_enforced=self.plausibility_enforced,
+                )
+                if self.raw_allowed
+                else None
+            )
+            if rows is not None:
+                self.methods.add("copy-csv")
+            else:
+                self.methods.add("copy-rows" if postgres else "insert")
+                rows = _load_validated(
+                    spec=self.spec,
+                    source=source,
+                    subjects=self.subjects,
+                    progress=self.progress,
+                    warnings=self.warnings,
+                    rejects=self.rejects,
+                )
+            self.entry.rows_loaded += rows
+            self.progress.file_done(source.path.stat().st_size)
+        self.finish()
+
+    def add_copied(self, *, rows: int) -> None:
+        """The table's one file was copied raw by :mod:`ehr.importer.parallel_copy`."""
+        self.methods.add("copy-csv")
+        self.entry.rows_loaded += rows
+        self.progress.file_done(self.files[0].path.stat().st_size)
+        self.finish()
+
+    def finish(self) -> None:
+        if "copy-csv" in self.methods:
+            # Raw bytes skipped the value repairs (NDC zeros): the same rule, in SQL, on the new rows.
+            loaders.apply_sql_fixups(spec=self.spec)
+
+    def header_warnings(self, *, label: str, plan: HeaderPlan) -> None:
+        for text in plan.warnings():
+            self.warnings.add(label=label, text=text)
 
 
 class _Implausible(Exception):
     """The raw COPY loaded a value the validated path refuses as implausible: undo it, load row by row."""
 
 
-def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings) -> int | None:
+def _copy_raw(
+    *, spec: MimicTableSpec, path: Path, progress: _Progress, warnings: _Warnings, plausibility_enforced: bool
+) -> int | None:
     """The file's bytes unchanged into COPY; ``None`` if the file needs the validated path instead.
 
     The COPY runs in a savepoint, so a file PostgreSQL refuses for a spelling the validated path
     converts (``22444183.0`` in an integer column) or for a ``\\.`` line is undone alone and the
-    caller loads it again row by row. Any other refusal raises :class:`_RawCopyRejected`.
+    caller loads it again row by row, as is a file with an implausible value (found by a scan
+    of the table after the COPY, or as the COPY goes when ``plausibility_enforced``: the
+    staging table's check constraint). Any other refusal raises :class:`_RawCopyRejected`.
     """
     label = str(path)
     with TableFile(path) as source:
@@ -241,7 +315,7 @@ def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings
                     chunks=source.chunks(),
                     on_chunk=lambda: progress.show(source),
                 )
-                if loaders.has_rows_where(
+                if not plausibility_enforced and loaders.has_rows_where(
                     spec=spec, conditions=implausible_conditions(spec=spec, columns=plan.load_columns)
                 ):
                     raise _Implausible
@@ -252,6 +326,9 @@ def _copy_raw(*, spec: MimicTableSpec, path: Path, progress: _Progress, warnings
             kind = "a line is just '\\.' (COPY's end-of-data mark): using the validated path"
             warnings.add(label=label, text=kind)
         except loaders.CopyRejected as exc:
+            if exc.constraint == staging.PLAUSIBLE_CHECK:
+                warnings.add(label=label, text="implausible values: using the validated path, which names them")
+                return None
             value = exc.value or ""
             if exc.column not in integer_columns(spec) or not is_decimal_spelling(value):
                 raise _RawCopyRejected(path=path, plan=plan, rejected=exc) from None

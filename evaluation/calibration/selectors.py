@@ -182,6 +182,12 @@ class GradedUnit:
     labels: dict[str, bool]  # grader -> passed
 
 
+def prompt_hash_of(manifest: dict[str, Any] | None) -> str:
+    """The judge's prompt hash recorded in a run manifest ("" for the rules judge and older runs)."""
+    judge = (manifest or {}).get("judge")
+    return str(judge.get("prompt_hash") or "") if isinstance(judge, dict) else ""
+
+
 def known_judges() -> list[str]:
     """Judges of stored runs, plus the rules judge on compiled items when there are any (recomputed)."""
     names = set(EvalRun.objects.values_list("judge", flat=True))
@@ -191,7 +197,7 @@ def known_judges() -> list[str]:
 
 
 def graded_data(
-    *, judge: str | None = None, run_id: int | None = None, grader_id: int | None = None
+    *, judge: str | None = None, run_id: int | None = None, grader_id: int | None = None, by_prompt: bool = False
 ) -> tuple[list[Comparison], list[GradedUnit]]:
     """Judge–physician pairs (one per grade and judge; a judge's earliest run on that answer when it
     judged it more than once, unless ``run_id`` picks the run) and the physician-graded units. ``grader_id``:
@@ -205,6 +211,10 @@ def graded_data(
         raise ValueError(_("no evaluation run with id %(id)d") % {"id": run_id})
     roots = run_roots()
     judges = dict(EvalRun.objects.values_list("pk", "judge"))
+    # by_prompt (certification): an LLM judge whose prompt changed is another judge, so each prompt hash
+    # keeps its own earliest verdict per answer instead of the name's earliest.
+    prompts = dict(EvalRun.objects.values_list("pk", "manifest")) if by_prompt else {}
+    prompts = {pk: prompt_hash_of(manifest) for pk, manifest in prompts.items()}
     grades = (
         PhysicianGrade.objects.exclude(label=GradeLabel.UNSURE)
         .select_related("grader", "turn_result")
@@ -243,7 +253,8 @@ def graded_data(
         for v in result.verdicts or []:
             unit = (key, int(v["idx"]))
             if unit in by_unit and v.get("scored") and v.get("passed") is not None:
-                verdicts[unit].setdefault(judges[result.run_id], (result.run_id, v))
+                identity = (judges[result.run_id], prompts.get(result.run_id, ""))
+                verdicts[unit].setdefault(identity, (result.run_id, v))
     compiled = _compiled_verdicts(by_unit, judge=judge, run_id=run_id)
     comparisons = []
     units = []
@@ -255,7 +266,7 @@ def graded_data(
         # then the compiled checks' verdicts on the graded answer itself.
         pairs = [
             (judge_name, rid, v, grader, passed, tr)
-            for judge_name, (rid, v) in sorted(verdicts.get(unit, {}).items())
+            for (judge_name, _prompt), (rid, v) in sorted(verdicts.get(unit, {}).items())
             for grader, (passed, tr) in sorted(labels.items())
         ]
         for grader, (passed, tr) in sorted(labels.items()):

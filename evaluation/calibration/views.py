@@ -16,8 +16,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.roles import is_adjudicator
-from evaluation.calibration import selectors, services, stats
+from evaluation.calibration import presentation, selectors, services, stats
+from evaluation.calibration.certification import current_certifications
 from evaluation.models import CalibrationSample, EvalRun, GradeLabel, TurnResult
+from evaluation.results.charts import interval_chart
 
 
 def _index(request: HttpRequest, *, error: str = "", message: str = "", status: int = 200) -> HttpResponse:
@@ -154,4 +156,22 @@ def agreement(request: HttpRequest) -> HttpResponse:
         "physician_pairs": stats.physician_pair_rows(report),
         "judge_pairs": stats.judge_pair_rows(report),
     }
+    context.update(_certification_context())
     return render(request, "evaluation/calibration/agreement.html", context)
+
+
+def _certification_context() -> dict:
+    """The stored certifications (``manage.py certify_judges`` computes them): a table and TPR/TNR bars."""
+    certs = sorted(current_certifications().values(), key=lambda c: (c.judge, c.prompt_hash))
+    bars = []
+    for c in certs:
+        name = f"{c.judge} {c.prompt_hash[:8]}".strip()
+        bars.append({"label": f"{name} · TPR", "value": c.tpr, "low": c.tpr_low, "high": c.tpr_high})
+        bars.append({"label": f"{name} · TNR", "value": c.tnr, "low": c.tnr_low, "high": c.tnr_high})
+    threshold = certs[0].threshold if certs else None
+    # xgettext:no-python-format
+    title = _("TPR and TNR against physicians, exact 95% intervals (dashed: certification threshold)")
+    return {
+        "certifications": [{"cert": c, "cells": presentation.cert_cells(c)} for c in certs],
+        "certification_chart": interval_chart(title=title, bars=bars, threshold=threshold) if certs else None,
+    }

@@ -185,3 +185,47 @@ def scatter_chart(*, title: str, points: list[dict[str, Any]], x_label: str, y_l
         out.append(f'<text x="{x0 + 10}" y="{y0 - h / 2}">—</text>')
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped
+
+
+def interval_chart(*, title: str, bars: list[dict[str, Any]], threshold: float | None = None) -> SafeString:
+    """``bars``: ``{"label", "value", "low", "high"}`` (fractions or None): a bar with its 95% interval as a
+    whisker; ``threshold``: a dashed vertical line (e.g. the certification threshold)."""
+    top = 26
+    height = top + max(len(bars), 1) * ROW_H + PAD + 14
+    width = LABEL_W + BAR_W + 150
+    out = [
+        f'<svg class="results-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="0" y="16" font-weight="600">{escape(title)}</text>',
+    ]
+
+    def x_of(v: float) -> float:
+        return round(LABEL_W + BAR_W * max(0.0, min(v, 1.0)), 1)
+
+    for i, bar in enumerate(bars):
+        y = top + i * ROW_H
+        value, low, high = bar.get("value"), bar.get("low"), bar.get("high")
+        out.append(f'<text x="{LABEL_W - 6}" y="{y + 15}" text-anchor="end">{escape(str(bar["label"]))}</text>')
+        if value is not None:
+            out.append(
+                f'<rect x="{LABEL_W}" y="{y + 4}" width="{x_of(value) - LABEL_W}" height="{ROW_H - 8}" '
+                f'fill="{COLOURS[0]}" opacity="0.75"/>'
+            )
+        if low is not None and high is not None:
+            mid = y + ROW_H / 2
+            out.append(
+                f'<line x1="{x_of(low)}" y1="{mid}" x2="{x_of(high)}" y2="{mid}" stroke="#111" stroke-width="1.5"/>'
+            )
+            for end in (low, high):
+                out.append(f'<line x1="{x_of(end)}" y1="{mid - 5}" x2="{x_of(end)}" y2="{mid + 5}" stroke="#111"/>')
+        text = _pct(value) + (f" [{_pct(low)}, {_pct(high)}]" if low is not None and high is not None else "")
+        out.append(f'<text x="{LABEL_W + BAR_W + 6}" y="{y + 15}">{escape(text)}</text>')
+    if threshold is not None:
+        x, bottom = x_of(threshold), top + len(bars) * ROW_H
+        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" stroke="#b91c1c" stroke-dasharray="4 3"/>')
+        out.append(
+            f'<text x="{x}" y="{bottom + 12}" text-anchor="middle" fill="#b91c1c">{escape(_pct(threshold))}</text>'
+        )
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every text node above is escaped

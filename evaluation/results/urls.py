@@ -10,4 +10,5 @@ urlpatterns = [
     path("runs/<int:pk>/download.<str:fmt>", views.run_download, name="run_download"),
     path("runs/<int:pk>/turns/", views.turn_list, name="turns"),
     path("runs/<int:pk>/turns/<int:result_pk>/", views.turn_detail, name="turn"),
+    path("runs/<int:pk>/turns/<int:result_pk>/fault/", views.turn_fault, name="turn_fault"),
 ]

@@ -12,11 +12,16 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from annotations.templatetags.review_i18n import label_of, slice_value
-from evaluation.models import EvalRun, TurnResult
+from evaluation import faults
+from evaluation.calibration.certification import current_certifications
+from evaluation.calibration.presentation import correction_rows, interval, pct
+from evaluation.calibration.run_status import run_judge_status
+from evaluation.models import EvalRun, FaultKind, TaskPart, TurnResult
 from evaluation.results import charts, exports, present, selectors
 from evaluation.results.gold import gold_turn
 
@@ -55,6 +60,7 @@ def _header_links(sort: str, direction: str) -> list[dict[str, Any]]:
 def leaderboard(request: HttpRequest) -> HttpResponse:
     sort, direction = _sort_params(request)
     rows = selectors.leaderboard(sort=sort, direction=direction)
+    _with_judge_status(rows)
     cost_chart = charts.scatter_chart(
         title=_("Score (mRS, all tiers) against cost"),
         points=[
@@ -82,6 +88,23 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "mixed_protocols": len(selectors.protocols_of(rows)) > 1,
     }
     return render(request, "evaluation/results/leaderboard.html", context)
+
+
+def _with_judge_status(rows: list[dict[str, Any]]) -> None:
+    """Marks rows whose judge was not certified and adds the corrected Pass@Turn(0.60) per language."""
+    runs = {r.pk: r for r in EvalRun.objects.filter(pk__in=[row["id"] for row in rows])}
+    certs = current_certifications()
+    for row in rows:
+        status = run_judge_status(run=runs[row["id"]], certifications=certs)
+        row["uncertified"] = status.marked
+        row["certified_at_run"] = status.at_run_time
+        corrected = []
+        for corr in status.corrections:
+            rate = next((r for r in corr.rates if r.metric == "pass_at_turn_0.6"), None)
+            if rate is not None and rate.corrected is not None:
+                text = f"{pct(rate.corrected)} {interval(rate.low, rate.high, percent=True)}"
+                corrected.append((label_of(kind="language", code=corr.language), text))
+        row["corrected_t60"] = corrected
 
 
 def _run_id(value: str | None) -> int | None:
@@ -172,8 +195,53 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pass_hat_chart": _pass_hat_chart(summary) if summary.get("metrics") else None,
         "lang_tables": _lang_tables(summary),
         "protocol_settings": selectors.protocol_settings(manifest=run.manifest),
+        **_judge_context(run),
+        **_fault_rows(faults.fault_summary(run=run)),
     }
     return render(request, "evaluation/results/run.html", context)
+
+
+def _judge_context(run: EvalRun) -> dict[str, Any]:
+    """The judge's certification (at run time and now) and the run's pass rates corrected for its errors."""
+    status = run_judge_status(run=run)
+    tables, bars = [], []
+    for corr in status.corrections:
+        rows = correction_rows(corr.rates)
+        tables.append({"lang": corr.language, "rows": rows, "corr": corr})
+        for row in rows:
+            raw = row["raw"]
+            label = f"{label_of(kind='language', code=corr.language)} · {row['label']}"
+            bars.append({"label": label, "value": raw.corrected, "low": raw.low, "high": raw.high})
+    correctable = any(r["raw"].corrected is not None for t in tables for r in t["rows"])
+    chart = (
+        # xgettext:no-python-format
+        charts.interval_chart(title=_("Judge-corrected pass rates with 95% intervals"), bars=bars)
+        if correctable
+        else None
+    )
+    return {"judge_status": status, "corrected_tables": tables, "corrected_chart": chart, "correctable": correctable}
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def _fault_rows(summary: dict[str, Any]) -> dict[str, Any]:
+    """The run page's two views of its metrics (all turns, without task-faulted ones), figures in %."""
+    if not summary["attributed_results"]:
+        return {"fault_rows": [], "faults": summary, "simulator_rate": "—"}
+    views = (("all", _("All scored turns")), ("without_task_faults", _("Without task-faulted turns")))
+    rows = [
+        {
+            "key": key,
+            "label": label,
+            "turns": summary[key]["turns"],
+            "cells": [_pct(summary[key][m]) for m in ("mrs", "pass_at_turn", "pass_at_session")],
+        }
+        for key, label in views
+    ]
+    rate = summary["simulator_fault_rate"]
+    return {"fault_rows": rows, "faults": summary, "simulator_rate": _pct(rate)}
 
 
 @login_required
@@ -217,7 +285,10 @@ def _verdict_rows(result: TurnResult, gold: Any) -> list[dict[str, Any]]:
 def turn_detail(request: HttpRequest, pk: int, result_pk: int) -> HttpResponse:
     run = get_object_or_404(EvalRun, pk=pk)
     visible = selectors.visible_results(user=request.user, results=TurnResult.objects.filter(run=run))
-    result = get_object_or_404(visible, pk=result_pk)
+    return _turn_page(request, run, get_object_or_404(visible, pk=result_pk))
+
+
+def _turn_page(request: HttpRequest, run: EvalRun, result: TurnResult, **fault: Any) -> HttpResponse:
     gold, gold_source = gold_turn(run=run, result=result)
     trace = result.trace or {}
     context = {
@@ -230,8 +301,46 @@ def turn_detail(request: HttpRequest, pk: int, result_pk: int) -> HttpResponse:
         "gold_source": gold_source,
         "gold_request": gold.request(variant=result.variant, language=result.language) if gold else "",
         "gold_answer": gold.answers.get(result.language, "") if gold else "",
+        **_fault_context(request, result, **fault),
     }
     return render(request, "evaluation/results/turn.html", context)
+
+
+def _fault_context(request: HttpRequest, result: TurnResult, **extra: Any) -> dict[str, Any]:
+    """The attribution form: the physician's own attribution only (blind to the others')."""
+    mine = faults.own_attribution(result=result, physician=request.user)
+    posted = extra.pop("posted", None) or {}
+    return {
+        "result": result,
+        "fault": mine,
+        "fault_kinds": FaultKind.choices,
+        "task_parts": TaskPart.choices,
+        "fault_kind": posted.get("kind", mine.kind if mine else ""),
+        "fault_part": posted.get("task_part", mine.task_part if mine else ""),
+        "fault_note": posted.get("note", mine.note if mine else ""),
+        **extra,
+    }
+
+
+@login_required
+@require_POST
+def turn_fault(request: HttpRequest, pk: int, result_pk: int) -> HttpResponse:
+    """Save the physician's attribution; answers with the attribution block (htmx) or back to the turn."""
+    run = get_object_or_404(EvalRun, pk=pk)
+    visible = selectors.visible_results(user=request.user, results=TurnResult.objects.filter(run=run))
+    result = get_object_or_404(visible, pk=result_pk)
+    posted = {name: request.POST.get(name, "") for name in ("kind", "task_part", "note")}
+    try:
+        attribution = faults.attribute_fault(result=result, physician=request.user, **posted)
+    except faults.FaultError as exc:  # status 200: htmx 2 does not swap 4xx; the form keeps what was typed
+        if not request.htmx:
+            return _turn_page(request, run, result, posted=posted, fault_error=str(exc))
+        context = _fault_context(request, result, posted=posted, fault_error=str(exc))
+        return render(request, "evaluation/results/_fault.html", context)
+    if not request.htmx:
+        return redirect("evaluation:turn", pk=run.pk, result_pk=result.pk)
+    message = _("Turn sent back to review.") if attribution.reopened else _("Attribution saved.")
+    return render(request, "evaluation/results/_fault.html", _fault_context(request, result, fault_message=message))
 
 
 def _download(body: Any, *, fmt: str, filename: str) -> HttpResponse:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from core.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, LLMRequestError, get_client, role_config
 from core.llm.config import display_url
+from core.llm.data_use import rule_for, store_origin
 
 ROLES = ("generator", "translator", "judge")
 
@@ -29,16 +30,26 @@ class LLMRoles:
 
     @classmethod
     def from_env(
-        cls, *, environ: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep
+        cls,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        origin: str | None = None,
     ) -> LLMRoles:
-        """Raises ``LLMConfigError`` (bad config, missing model or key) naming the variable.
+        """Raises ``LLMConfigError`` (bad config, missing model or key) naming the variable, or its
+        ``DataUseRefused`` when a role's endpoint may not receive the EHR store's data (core.llm.data_use).
 
         The run chose the openai backend, so the roles use it whatever ``LLM_<ROLE>_BACKEND`` says;
-        the environment supplies model, base URL, key variable, timeouts.
+        the environment supplies model, base URL, key variable, timeouts. ``origin``: what the records
+        are (default: the EHR store's declared origin).
         """
+        origin = origin or store_origin()
         clients = {
             role: get_client(
-                config=role_config(role=role, environ=environ, backend="openai"), environ=environ, sleep=sleep
+                config=role_config(role=role, environ=environ, backend="openai"),
+                environ=environ,
+                sleep=sleep,
+                data_use=rule_for(role=role, origin=origin, environ=environ),
             )
             for role in ROLES
         }
@@ -56,7 +67,9 @@ class LLMSetupError(Exception):
     """The openai backend cannot start: configuration, API key or endpoint. The message says which."""
 
 
-def check_llm_setup(*, environ: Mapping[str, str] | None = None, probe_timeout_s: float = 10.0) -> list[str]:
+def check_llm_setup(
+    *, environ: Mapping[str, str] | None = None, probe_timeout_s: float = 10.0, origin: str | None = None
+) -> list[str]:
     """Before any work: every role's config is valid, its key variable is set and its endpoint answers.
 
     Returns one line per probed endpoint. The probe is one tiny uncached chat call per distinct
@@ -68,7 +81,12 @@ def check_llm_setup(*, environ: Mapping[str, str] | None = None, probe_timeout_s
         configs = [role_config(role=role, environ=env, backend="openai") for role in ROLES]
     except LLMConfigError as exc:
         raise LLMSetupError(str(exc)) from None
+    origin = origin or store_origin()
     for config in configs:
+        try:  # the data-use rule first: a refused endpoint is not even probed
+            rule_for(role=config.role, origin=origin, environ=env).check(base_url=config.base_url)
+        except LLMConfigError as exc:
+            raise LLMSetupError(str(exc)) from None
         if not env.get(config.api_key_env, "").strip():
             raise LLMSetupError(
                 f"LLM role {config.role!r} needs an API key in the environment variable {config.api_key_env}, "
@@ -81,17 +99,21 @@ def check_llm_setup(*, environ: Mapping[str, str] | None = None, probe_timeout_s
         if key in seen:
             continue
         seen.add(key)
-        lines.append(_probe(config=config, environ=env, timeout_s=min(config.timeout_s, probe_timeout_s)))
+        lines.append(
+            _probe(config=config, environ=env, timeout_s=min(config.timeout_s, probe_timeout_s), origin=origin)
+        )
     return lines
 
 
-def _probe(*, config: LLMConfig, environ: Mapping[str, str], timeout_s: float) -> str:
+def _probe(*, config: LLMConfig, environ: Mapping[str, str], timeout_s: float, origin: str) -> str:
     where = f"LLM endpoint {display_url(config.base_url)} (role {config.role!r}, model {config.model!r})"
     probe = role_config(
         role=config.role, environ=environ, backend="openai", max_retries=0, timeout_s=timeout_s, cache=False
     )
     try:
-        with get_client(config=probe, environ=environ) as client:
+        with get_client(
+            config=probe, environ=environ, data_use=rule_for(role=config.role, origin=origin, environ=environ)
+        ) as client:
             client.chat(messages=[{"role": "user", "content": "Reply with the word OK."}], cache=False)
     except LLMRequestError as exc:
         if exc.status is None:

@@ -55,13 +55,18 @@ def attempt_language(
         lambda: rules_negation.negation_rule(text, lang=lang),
         lambda: rules_prose_write.prose_write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
         lambda: rules_write.write_rule(text, lang=lang, task_type=task_type, gold_writes=gold_writes),
+        # a value with its interpretation ("cites X as 9.8 g/dL, below the normal range") before the status
+        # rule, which would read the value as what its status check misses
+        lambda: rules_conjunction.value_status_rule(text, lang=lang),
         lambda: rules_status.status_rule(text, lang=lang),
         lambda: rules_status.no_change_rule(text, lang=lang),
     ):
         if (found := rule()) is not None:
             return found
     if is_judgement(text, lang=lang):
-        return Skip("judgement", "asks for reasoning, advice or conduct: a reader must judge it")
+        return Skip(
+            "judgement", "asks for reasoning, advice or conduct: a reader must judge it (route to an LLM judge)"
+        )
     for rule in (
         lambda: rules_facts.date_rule(text, lang=lang),
         lambda: rules_conjunction.values_rule(text, lang=lang),

@@ -14,10 +14,11 @@ import re
 from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.types import Candidate, Skip
+from scenarios.rubric_compiler.verbs import SUBJECT_EN, SUBJECT_ZH
 
 _CUE_EN = re.compile(
-    r"^\s*(?:the\s+answer\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
-    r"refrains?\s+from|(?:warns?|cautions?|advises?|recommends?)\s+against)\s+"
+    r"^\s*(?:" + SUBJECT_EN + r"\s+)?(?:(?:does|do|must|should|will)\s+not|doesn't|don't|never|avoids?|avoiding|"
+    r"refrains?\s+from)\s+"
     # an adverb of manner between the negation and the verb ("does not incorrectly recommend …")
     r"(?:(?:[a-z]+ly|also|then)\s+)?(?P<rest>.+?)\s*[.。]?\s*$",
     re.IGNORECASE,
@@ -48,6 +49,8 @@ ACTIONS_EN: dict[str, tuple[str, ...]] = {
     "add": ("add", "adding"),
     "give": ("give", "giving", "administer", "administering", "use", "using", "prescribe", "prescribing"),
 }
+# "does not suggest that the patient stop <drug>", "does not advise the patient to stop …": the action is the ask
+_PATIENT_EN = re.compile(r"^(?:that\s+)?(?:the\s+)?patient\s+(?:to\s+|should\s+)?", re.IGNORECASE)
 NOMINALS_EN = {
     "increase": "increase",
     "escalation": "increase",
@@ -74,20 +77,24 @@ ACTIONS_ZH: dict[str, tuple[str, ...]] = {
 }
 DOSE_ZH = {"increase": ("加量", "增加剂量", "增量", "上调剂量"), "reduce": ("减量", "减少剂量", "降低剂量", "下调剂量")}
 _CUE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?(?:并|也)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免"
+    r"^\s*" + SUBJECT_ZH + r"?(?:并|也)?(?P<cue>不建议|不推荐|不主张|不宜|不应|不要|勿|禁止|避免"
     # 未/没有/并未 + an adverb of manner (错误地) + the verb: the translation of "does not (wrongly) recommend/order"
     r"|(?:未|没有|并未|未曾)(?:(?:错误|不恰当|不当|贸然|不必要)地?)?(?:建议|推荐|开具|开立|下达|提出)了?|不开具|无需|不)"
     r"(?P<rest>.+?)[。.]?\s*$"
 )
 # "答案未因上述结果建议将X增至Y" / "答案未鉴于…建议…": the reason clause sits before the verb in Chinese.
 _CUE_ZH_GIVEN = re.compile(
-    r"^\s*(?:答案|回答)?(?:未|不|没有)(?:因|鉴于|基于|根据|由于)(?P<given>[^，,。]{1,30}?)(?:而)?(?:建议|推荐)(?:将)?"
+    r"^\s*"
+    + SUBJECT_ZH
+    + r"?(?:未|不|没有)(?:仅|只)?(?:因|鉴于|基于|根据|由于)(?P<given>[^，,。]{1,30}?)(?:而)?(?:建议|推荐)(?:将)?"
     r"(?P<rest>.+?)[。.]?\s*$"
 )
 # The reason an action is unsafe, after it ("… given creatinine below 1.5 mg/dL"): the ask is the action.
 _GIVEN_EN = re.compile(
     r"\s*,?\s+(?:given|because(?: of)?|due to|owing to|in view of|in light of|since|as|despite|based (?:solely )?on"
-    r"|on the basis of|solely (?:on the basis of|because of|due to)|in (?:a|this) patient with)\s+.+$",
+    r"|on the basis of|solely (?:on the basis of|because of|due to)|in (?:a|this) patient with"
+    # the context an action is meant for ("NSAIDs for the gout flare"), not a duration ("for 3 days")
+    r"|for(?=\s+(?:the|a|an|this|his|her|their)\s+[a-z]))\s+.+$",
     re.IGNORECASE,
 )
 # A dose may carry its frequency ("reduce apixaban to 2.5 mg BID", "减量至2.5毫克 BID"): the check keeps the dose.
@@ -176,7 +183,19 @@ def _action_phrases_zh(lemma: str, obj_en: str) -> list[str]:
     return [f"{a}{z}" for a in ACTIONS_ZH[lemma] for z in concept.zh[:2]]
 
 
+# "recommends/advises/warns/cautions against X": the answer must *give* that advice, and an answer that says
+# nothing of X would pass a must-not check; a reader (an LLM judge) has to see the advice.
+_AGAINST_EN = re.compile(
+    r"^\s*(?:" + SUBJECT_EN + r"\s+)?" + r"(?:(?:[a-z]+ly|also)\s+)*"
+    r"(?:recommends?|advises?|warns?|cautions?|counsels?|argues?)\s+against\s+",
+    re.IGNORECASE,
+)
+_AGAINST_ZH = re.compile(r"^\s*" + SUBJECT_ZH + r"?.{0,6}?(?:建议|推荐|提醒|警告)(?:不要|不宜|避免|勿|不应)")
+
+
 def _en(text: str) -> Candidate | Skip | None:
+    if _AGAINST_EN.match(text):
+        return Skip(AGAINST_REASON, AGAINST_EXPLANATION)
     m = _CUE_EN.match(text)
     if not m:
         return None
@@ -192,6 +211,7 @@ def _en(text: str) -> Candidate | Skip | None:
             f"the answer must not claim {phrase!r} (literal wording only)",
         )
     rest = _GIVEN_EN.sub("", _ARTICLE.sub("", rest).strip())
+    rest = _PATIENT_EN.sub("", rest)
     words = rest.split(None, 1)
     lemma = _lemma(words[0]) if words else None
     if lemma and len(words) == 2 and lemma in ("increase", "reduce") and (to := _TO_DOSE_EN.match(words[1])):
@@ -232,7 +252,9 @@ def _en(text: str) -> Candidate | Skip | None:
 
 
 _DRUG_DOSE = re.compile(
-    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)$",
+    r"^(?P<drug>.+?)\s*(?:at\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|units?|mL|毫克|微克|克|单位|毫升)"
+    # a frequency after the dose ("apixaban 10 mg BID"): the check keeps the dose, as for "to <dose>" above
+    rf"(?:{_FREQ_EN}|{_FREQ_ZH})$",
     re.IGNORECASE,
 )
 
@@ -277,10 +299,16 @@ def _drug_or_skip(rest: str, lang: str) -> Candidate | Skip:
             f"the answer must not recommend {concept.name} (or a synonym) outside a negated clause",
         )
     return Skip(
-        "negated conduct", f"'{rest}' is neither an action on a drug or dose nor a drug: a reader must judge it"
+        "negated conduct",
+        f"'{rest}' is neither an action on a drug or dose nor a drug: a reader must judge it (route to an LLM judge)",
     )
 
 
+AGAINST_REASON = "judgement"
+AGAINST_EXPLANATION = (
+    "asks the answer to advise against an action: silence would pass a must-not check, so a reader must see the"
+    " advice (route to an LLM judge)"
+)
 _REASON_ZH = re.compile(r"^(?:仅|只|单纯)?(?:因为|因|鉴于|基于|根据|由于)")
 
 
@@ -298,10 +326,12 @@ def _strip_reason_zh(rest: str) -> str:
 
 
 def _zh(text: str) -> Candidate | Skip | None:
+    if _AGAINST_ZH.match(text):
+        return Skip(AGAINST_REASON, AGAINST_EXPLANATION)
     m = _CUE_ZH_GIVEN.match(text) or _CUE_ZH.match(text)
     if not m:
         return None
-    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?将?", "", m.group("rest").strip()))
+    rest = _strip_reason_zh(re.sub(r"^(?:建议|推荐)?(?:患者|病人)?将?", "", m.group("rest").strip()))
     if to := _TO_DOSE_ZH.match(rest):
         lemma = "increase" if to.group("verb")[0] in "增加上" else "reduce"  # 减/下/降: reduce
         unit = _UNIT_EN.get(to.group("unit"), to.group("unit"))
@@ -342,7 +372,10 @@ def _zh(text: str) -> Candidate | Skip | None:
                     and not lexicon.find(obj, lang="zh", kinds=_DRUG_KINDS)
                     and not tx.plain_drug_name(obj, lang="zh")
                 ):
-                    return Skip("negated conduct", f"'{rest}' acts on no drug or dose: a reader must judge it")
+                    return Skip(
+                        "negated conduct",
+                        f"'{rest}' acts on no drug or dose: a reader must judge it (route to an LLM judge)",
+                    )
                 return Candidate(
                     {"kind": "must_not_recommend", "en": en, "zh": list(dict.fromkeys(zh))},
                     "must_not_recommend/action",

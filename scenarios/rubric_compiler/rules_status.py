@@ -18,7 +18,7 @@ import re
 from scenarios.rubric_compiler import lexicon
 from scenarios.rubric_compiler import text as tx
 from scenarios.rubric_compiler.types import Candidate, Skip
-from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH, lead_en, lead_zh
+from scenarios.rubric_compiler.verbs import ADVERBS_EN, ADVERBS_ZH, SUBJECT_EN, SUBJECT_ZH, lead_en, lead_zh
 
 STATUS_PHRASES: dict[str, tuple[list[str], list[str]]] = {
     "normal": (
@@ -100,6 +100,7 @@ _STATUS_ZH = [
     ("low", r"低于正常(?:范围|下限)?|低于参考(?:范围|值)?|偏低|降低|减低"),
     ("normal", r"(?:在|处于)?正常范围内|在参考范围内|正常"),
 ]
+STATUS_PATTERNS_EN, STATUS_PATTERNS_ZH = _STATUS_EN, _STATUS_ZH
 _VERBS_EN = frozenset(
     [
         "interprets",
@@ -124,13 +125,18 @@ _VERBS_ZH = ("将", "解读", "得出", "指出", "判断", "识别", "说明", 
 _INTERPRET_ZH = re.compile(r"(?P<v>(?:解读|解释|判读|理解|判定|认定|视)为)")
 # "concludes (that)": 得出结论 / 总结出 / 推断出 / 判定 / 结论为 (the conclusion follows).
 _CONCLUDE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?\s*" + ADVERBS_ZH + r"(?P<v>总结出?|推断出?|判定|认定|确定|结论为|结论是)"
+    r"^\s*" + SUBJECT_ZH + r"?\s*" + ADVERBS_ZH + r"(?P<v>总结出?|推断出?|判定|认定|确定|结论为|结论是)"
 )
 _RANGE = re.compile(r"\s*[(（][^()（）]*\d[^()（）]*[)）]")
 _FILLER_EN = frozenset(
     "as that is are was remains within range normal limits reference the its level value result results".split()  # noqa: SIM905
 )
 _FILLER_ZH = "将解读为的结论得出指出判断识别说明认为处于在范围内"
+
+
+def status_spans(text: str, patterns: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
+    """(status, start, end) of each range status an item's wording states (for other rules)."""
+    return _status_in(text, patterns)
 
 
 def _status_in(text: str, patterns: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
@@ -237,9 +243,7 @@ NO_CHANGE_PHRASES = (
     ],
 )
 _NO_CHANGE_EN = re.compile(
-    r"^\s*(?:the\s+)?(?:answer|response)\s+"
-    + ADVERBS_EN
-    + r"(?:concludes|states|determines|notes|identifies|recognizes)"
+    r"^\s*" + SUBJECT_EN + r"\s+" + ADVERBS_EN + r"(?:concludes|states|determines|notes|identifies|recognizes)"
     # "concludes (that) no metformin (dose) adjustment is needed" (the release's rubric prompt writes it so)
     r"\s+(?:that\s+)?(?:no\s+(?P<a>.*?)\s*(?:dose\s+)?(?:reduction|adjustment|change|modification)\s+is\s+"
     r"(?:needed|required|necessary|warranted|indicated)|(?P<b>.*?)\s*dose\s+(?:reduction|adjustment|change)\s+is\s+not\s+"
@@ -247,7 +251,9 @@ _NO_CHANGE_EN = re.compile(
     re.IGNORECASE,
 )
 _NO_CHANGE_ZH = re.compile(
-    r"^\s*(?:答案|回答)?"
+    r"^\s*"
+    + SUBJECT_ZH
+    + r"?"
     + ADVERBS_ZH
     + r"(?:得出(?:了)?(?P<a>.*?)(?:无需|不需要|不必)(?:减少|调整|改变|减量)(?P<b>.*?)(?:剂量)?的结论"
     # "得出结论：无需调整…剂量" / "结论为无需…": the conclusion after 结论 (the translation of "concludes that")

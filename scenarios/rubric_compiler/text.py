@@ -55,6 +55,30 @@ _PER = rf"(?:{_PREFIX}?{_BASE}|min|hr|h|day|d|kg|m2|hpf|HPF|uL|mL)"
 _UNIT_FORM = re.compile(rf"(?:{_PREFIX}?(?:g|L|mol|Eq|IU|U)|{_PREFIX}m)(?:/(?:\d+(?:\.\d+)?)?{_PER})*(?![A-Za-z0-9/])")
 
 
+# A unit a translation spells out in Chinese (semantics file §3: the release's ZH items translate units), composed
+# of a prefix and a base per another (国际单位/升 = IU/L, 微摩尔/升 = umol/L, 纳克/毫升 = ng/mL): read by its parts,
+# so units no table lists still agree with the English wording.
+_PREFIX_ZH = {"毫": "m", "微": "u", "纳": "n", "皮": "p", "千": "k", "飞": "f", "分": "d", "厘": "c"}
+_BASE_ZH = {"国际单位": "IU", "单位": "U", "摩尔": "mol", "当量": "Eq", "克": "g", "升": "L"}
+_PER_ZH = {**{f"{p}{b}": f"{pe}{be}" for p, pe in _PREFIX_ZH.items() for b, be in _BASE_ZH.items()}, **_BASE_ZH}
+_PER_ZH.update({"分钟": "min", "小时": "hr", "天": "day", "日": "day"})
+_DEN_ZH = "|".join(sorted(_PER_ZH, key=len, reverse=True))
+_UNIT_ZH_COMPOSED = re.compile(rf"(?P<num>(?:{'|'.join(_PREFIX_ZH)})?(?:{'|'.join(_BASE_ZH)}))/(?P<den>{_DEN_ZH})")
+
+
+def _unit_zh_composed(text: str) -> tuple[str, int] | None:
+    """(unit as charted, length) of a composed Chinese unit at the start of ``text``, or None."""
+    m = _UNIT_ZH_COMPOSED.match(text)
+    if not m:
+        return None
+    num = m.group("num")
+    head = _PREFIX_ZH.get(num[0], "") if num[0] in _PREFIX_ZH and num[1:] in _BASE_ZH else ""
+    base = _BASE_ZH[num[1:]] if head else _BASE_ZH.get(num)
+    if base is None:
+        return None
+    return f"{head}{base}/{_PER_ZH[m.group('den')]}", m.end()
+
+
 def _unit_at(text: str, pos: int, lang: str) -> tuple[str, int] | None:
     """The unit starting at ``pos`` (after optional spaces): (unit as charted, end) or None."""
     rest = text[pos:]
@@ -67,6 +91,8 @@ def _unit_at(text: str, pos: int, lang: str) -> tuple[str, int] | None:
             if unit[-1:].isalpha() and nxt.isascii() and nxt.isalpha():
                 continue  # 'mg' of 'mgs', 'g' of 'given'
             return unit, end
+    if lang == "zh" and (composed := _unit_zh_composed(stripped)):
+        return composed[0], offset + composed[1]
     if lang == "zh":
         for zh, unit in lexicon.units_zh().items():
             if stripped.startswith(zh):

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Bump when a rule changes what it derives: stored suggestions of another version are recompiled.
-COMPILER_VERSION = "rubric-compiler-4"  # 2: the release grammar (issue 33); 3: its subject slots; 4: all_of, unit forms
+COMPILER_VERSION = (
+    "rubric-compiler-5"  # 2: release grammar (issue 33); 3: subject slots; 4: all_of, unit forms; 5: grammar 3
+)
 
 
 @dataclass(frozen=True)

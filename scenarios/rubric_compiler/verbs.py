@@ -75,14 +75,18 @@ JUDGEMENT_ZH = (
     "应用",
     "推理",
 )
-_LEAD_EN = re.compile(r"^\s*(?:the\s+)?(?:answer|response|assistant|model)\s+", re.IGNORECASE)
+# Who the item is about: the release's read prompts write "The answer …", its prose Write/Update prompt "The model
+# …"; translations open 答案 / 回答 / 该回答 / 模型 (semantics file §3).
+SUBJECT_EN = r"(?:(?:the|this)\s+)?(?:answer|response|assistant|model)"
+SUBJECT_ZH = r"(?:该回答|该答案|答案|回答|模型|回复)"
+_LEAD_EN = re.compile(r"^\s*" + SUBJECT_EN + r"\s+", re.IGNORECASE)
 # Adverbs the release writes before the verb ("The answer correctly cites …", semantics file §3): manner, not
 # a claim of their own. Any "-ly" word there is one ("accurately", "explicitly", "clearly", "appropriately").
 # Two adverbs may be joined ("correctly and explicitly cites", "正确且明确地引用").
 _ADVERB_EN = re.compile(r"\s*(?:[A-Za-z]+ly|also|both|and)\b(?:\s*,)?", re.IGNORECASE)
 ADVERBS_EN = r"(?:(?:[a-z]+ly|also|and)\s+)*"  # for the rules' own lead patterns
 ADVERBS_ZH = r"(?:(?:正确|准确|明确|清楚|清晰|恰当|适当|合理|完整|同时|也|如实|具体)(?:无误)?地?(?:且|并且|而且|、)?)*"
-_LEAD_ZH = re.compile(r"^\s*(?:答案|回答|模型|回复)?\s*" + ADVERBS_ZH)
+_LEAD_ZH = re.compile(r"^\s*" + SUBJECT_ZH + r"?\s*" + ADVERBS_ZH)
 
 
 def lead_en(text: str) -> tuple[str, int]:

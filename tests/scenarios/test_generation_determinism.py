@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 # Lines of card.md / keys of manifest.json that state when the snapshot was made (the clock, not the content).
 CLOCK_LINE = "Made by "
 CLOCK_KEYS = ("created_at",)
+CROISSANT_CLOCK_KEYS = ("datePublished",)  # croissant.json: the snapshot's creation date
 
 
 def _build(folder: Path, hash_seed: str) -> subprocess.Popen[str]:
@@ -57,6 +58,10 @@ def _files(folder: Path) -> dict[str, bytes]:
     manifest = json.loads(out.pop("manifest.json"))
     out["manifest.json (without its clock keys)"] = json.dumps(
         {k: v for k, v in manifest.items() if k not in CLOCK_KEYS}, sort_keys=True
+    ).encode()
+    croissant = json.loads(out.pop("croissant.json"))
+    out["croissant.json (without its clock keys)"] = json.dumps(
+        {k: v for k, v in croissant.items() if k not in CROISSANT_CLOCK_KEYS}, sort_keys=True
     ).encode()
     return out
 

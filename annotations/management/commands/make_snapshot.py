@@ -2,6 +2,7 @@
 
 import sys
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -24,8 +25,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ehr-provenance",
             choices=card.PROVENANCE,
-            default="undeclared",
-            help="what the EHR store the generated sessions came from holds (for the data-use note)",
+            default=settings.EHR_PROVENANCE,
+            help="what the EHR store the generated sessions came from holds (for the data-use note); "
+            "default PHYSREVIEW_EHR_PROVENANCE (undeclared)",
         )
         parser.add_argument("--resume", metavar="vN", help="finish an interrupted or failed snapshot instead")
         parser.add_argument(

@@ -26,7 +26,14 @@ from evaluation.protocols import (
     default_max_steps,
 )
 from evaluation.protocols import check_options as check_protocol_options
-from evaluation.reports import build_summary, summary_table, unscored_notice, write_outputs
+from evaluation.reports import (
+    build_summary,
+    errors_line,
+    summary_table,
+    turn_progress,
+    unscored_notice,
+    write_outputs,
+)
 from evaluation.services import (
     RunOptions,
     create_run,
@@ -40,7 +47,9 @@ from evaluation.setup import (
     build_agent,
     build_judge,
     check_requests,
+    data_use_record,
     dataset_for_run,
+    dataset_origin,
     load_dataset,
     parts_for_run,
 )
@@ -176,6 +185,12 @@ class Command(BaseCommand):
             "already includes the server's model fingerprint from GET /models.",
         )
         parser.add_argument("--output", help="Output folder (default VAR_DIR/runs/run-<id>).")
+        parser.add_argument(
+            "--log-format",
+            choices=("jsonl", "inspect"),
+            default="jsonl",
+            help="inspect: also write the run as an Inspect AI .eval log in --output (inspect view opens it).",
+        )
         parser.add_argument("--quiet", action="store_true", help="No progress bar.")
 
     def handle(self, *args: Any, **o: Any) -> None:
@@ -236,7 +251,8 @@ class Command(BaseCommand):
                 concurrency=o["concurrency"],
                 judge_base_url=o["judge_base_url"],
             )
-            record_endpoints(run=run, llm=self._endpoints(agent, judge, o, stored=run.manifest.get("llm")))
+            llm = self._endpoints(agent, judge, o, stored=run.manifest.get("llm"))
+            record_endpoints(run=run, llm={**llm, "data_use": data_use_record(agent, judge, dataset=dataset)})
         else:
             if not o["model"]:
                 raise CommandError("--model is required (or --resume RUN_ID / --rejudge RUN_ID)")
@@ -262,6 +278,9 @@ class Command(BaseCommand):
             snapshot = "none" if o["from_db"] else o["snapshot"]
             dataset = load_dataset(snapshot=snapshot, sessions=o["sessions"], limit=o["limit"])
             check_requests(dataset, languages=options.languages, variants=options.variants)
+            # MIMIC-derived sessions go only where the data-use rule allows (core.llm.data_use): checked as the
+            # clients are built, before the endpoint is probed or reached.
+            origin = dataset_origin(dataset=dataset)
             agent, endpoint = build_agent(
                 model=o["model"],
                 base_url=o["base_url"],
@@ -270,11 +289,12 @@ class Command(BaseCommand):
                 reasoning_effort=o["reasoning_effort"],
                 concurrency=o["concurrency"],
                 max_tokens=options.max_tokens,
+                origin=origin,
             )
-            judge = self._judge(o["judge"], o, o["base_url"], protocol=options.protocol)
+            judge = self._judge(o["judge"], o, o["base_url"], protocol=options.protocol, origin=origin)
             llm = self._endpoints(agent, judge, o, stored=None)  # before the run exists: a bad model name stops here
             run = create_run(agent=agent, judge=judge, dataset=dataset, options=options, endpoint=endpoint)
-            record_endpoints(run=run, llm=llm)
+            record_endpoints(run=run, llm={**llm, "data_use": data_use_record(agent, judge, dataset=dataset)})
         total_turns = expected_turns(dataset=dataset, options=options)
         if not o["quiet"]:
             self.stdout.write(
@@ -322,13 +342,14 @@ class Command(BaseCommand):
             self.stderr.write(f"warning: {warning}")
         return llm
 
-    def _judge(self, name: str, o: dict[str, Any], base_url: str | None, *, protocol: str) -> Any:
+    def _judge(self, name: str, o: dict[str, Any], base_url: str | None, *, protocol: str, origin: str) -> Any:
         return build_judge(
             judge=name,
             base_url=o["judge_base_url"] or base_url,
             api_key_env=o["judge_api_key_env"] or o["api_key_env"],
             concurrency=o["concurrency"],
             protocol=protocol,
+            origin=origin,
         )
 
     def _rejudge(self, o: dict[str, Any]) -> EvalRun:
@@ -336,30 +357,15 @@ class Command(BaseCommand):
         dataset = dataset_for_run(source.manifest)
         # A rejudge keeps the source run's protocol (its judge inputs follow it).
         protocol = (source.manifest.get("parameters") or {}).get("protocol") or DEFAULT_PROTOCOL
-        judge = self._judge(o["judge"], o, (source.manifest.get("endpoint") or {}).get("base_url"), protocol=protocol)
+        stored_url = (source.manifest.get("endpoint") or {}).get("base_url")
+        judge = self._judge(o["judge"], o, stored_url, protocol=protocol, origin=dataset_origin(dataset=dataset))
         with self._progress(source.turn_results.count(), o) as progress:
             return rejudge_run(source=source, judge=judge, dataset=dataset, progress=progress)
 
     # --- output ------------------------------------------------------------------------------------
 
     def _progress(self, total: int, o: dict[str, Any]) -> Any:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="turn", disable=o["quiet"], file=self.stderr._out)
-        lock = threading.Lock()
-
-        class _Ctx:
-            def __enter__(self_inner):
-                def update(n: int) -> None:
-                    with lock:
-                        bar.update(n)
-
-                return update
-
-            def __exit__(self_inner, *exc: object) -> None:
-                bar.close()
-
-        return _Ctx()
+        return turn_progress(total=total, quiet=o["quiet"], file=self.stderr._out)
 
     def _report(self, run: EvalRun, o: dict[str, Any]) -> None:
         run.refresh_from_db()
@@ -367,6 +373,10 @@ class Command(BaseCommand):
         output = Path(o["output"]) if o["output"] else default_output_dir(run)
         try:
             summary_path, turns_path = write_outputs(run=run, output_dir=output, summary=summary)
+            if o["log_format"] == "inspect":
+                from evaluation.inspect_log import write_inspect_log
+
+                self.stdout.write(f"inspect: {write_inspect_log(run=run, output_dir=output, summary=summary)}")
         except OSError as exc:
             raise CommandError(
                 f"run {run.pk}: its results are stored, but {output} could not be written ({exc}); "
@@ -378,16 +388,7 @@ class Command(BaseCommand):
             Console(file=self.stdout._out, width=160).print(summary_table(summary))
             if notice := unscored_notice(summary):
                 self.stdout.write(notice)
-            errs = summary["errors"]
-            by_kind = f" {errs['infra']}" if errs["infra"] else ""
-            self.stdout.write(
-                f"infra errors: {errs['infra_total']}{by_kind}; invalid tool calls: "
-                f"{errs['invalid_calls']}; replay misses: {errs['replay_misses']}; "
-                f"patient replayed in the other language: {errs.get('replay_language_fallbacks', 0)}; "
-                f"judge errors: {errs['judge_errors']}; replies cut at the output limit: {errs['truncations']} "
-                f"(in {errs['truncated_turns']} turns); model output the server could not parse: "
-                f"{errs['model_errors']}"
-            )
+            self.stdout.write(errors_line(summary))
         self.stdout.write(f"summary: {summary_path}\nturns:   {turns_path}")
         pending = summary["pending"]
         if run.status == EvalStatus.PARTIAL:

@@ -78,6 +78,7 @@ def test_export_set_writes_files_with_manifest_checksums(curated, tmp_path):
     assert sorted(p.name for p in (tmp_path / "pab").iterdir()) == [
         "SHA256SUMS",
         "card.md",
+        "croissant.json",
         "diagnostic_workup.jsonl",
         "manifest.json",
         "med_safety.jsonl",

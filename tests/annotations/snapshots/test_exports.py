@@ -163,6 +163,7 @@ def test_export_to_writes_a_complete_folder_or_nothing(curated, people, tmp_path
     assert sorted(p.name for p in out.iterdir()) == [
         "SHA256SUMS",
         "card.md",
+        "croissant.json",
         "manifest.json",
         "turns.jsonl",
         "turns.parquet",
