@@ -30,6 +30,7 @@ from evaluation.dataset import EvalSession
 from evaluation.inspect_conversation import RunSessions, chat_messages, run_protocol, with_history
 from evaluation.metrics import TAUS
 from evaluation.models import EvalRun, EvalStatus, TurnResult
+from evaluation.reports import identity_of
 
 TASK_NAME = "physreview"
 _STATUS = {EvalStatus.FINISHED: "success", EvalStatus.FAILED: "error", EvalStatus.RUNNING: "started"}
@@ -148,16 +149,7 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
         ),
         scores=_scores(result=result, answer=answer),
         metadata={
-            "session_id": result.session_id,
-            "turn_index": result.turn_index,
-            "language": result.language,
-            "variant": result.variant,
-            "trial": result.trial,
-            "scenario": result.scenario,
-            "tier": result.tier,
-            "task_type": result.task_type,
-            "subtype": result.subtype,
-            "tool_source": result.tool_source,
+            **identity_of(result),
             "end_reason": trace.get("end_reason"),
             "infra_error": result.infra_error,
             "opening_messages": "rebuilt" if session else "unavailable (the session is no longer stored)",

@@ -58,19 +58,29 @@ _JUDGE_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "fai
 _TIMING_KEYS = ("model_s", "backoff_s", "tools_s", "harness_s")
 
 
+# What identifies and slices a turn result (summary rows, turns.jsonl, the Inspect log's sample metadata).
+IDENTITY_FIELDS = (
+    "session_id",
+    "turn_index",
+    "language",
+    "variant",
+    "trial",
+    "scenario",
+    "tier",
+    "task_type",
+    "subtype",
+    "tool_source",
+)
+
+
+def identity_of(result: TurnResult) -> dict[str, Any]:
+    return {name: getattr(result, name) for name in IDENTITY_FIELDS}
+
+
 def _identity(result: TurnResult) -> dict[str, Any]:
-    """What identifies and slices a turn result, and its score: shared by summary rows and turns.jsonl."""
+    """Identity and score of a turn result: shared by summary rows and turns.jsonl."""
     return {
-        "session_id": result.session_id,
-        "turn_index": result.turn_index,
-        "language": result.language,
-        "variant": result.variant,
-        "trial": result.trial,
-        "scenario": result.scenario,
-        "tier": result.tier,
-        "task_type": result.task_type,
-        "subtype": result.subtype,
-        "tool_source": result.tool_source,
+        **identity_of(result),
         "score": result.score,
         "passed": result.passed,
         "scored": result.scored,
