@@ -18,6 +18,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotations.api.views import error_responses
 from evaluation.models import EvalRun, TurnResult
+from evaluation.reports import IDENTITY_FIELDS
 from evaluation.results.selectors import DEFAULT_PROTOCOL, run_protocol, turn_results, visible_results
 
 TURN_FILTERS = {
@@ -62,16 +63,7 @@ class TurnResultSerializer(serializers.ModelSerializer):
         model = TurnResult
         fields = [
             "id",
-            "session_id",
-            "turn_index",
-            "language",
-            "variant",
-            "trial",
-            "scenario",
-            "tier",
-            "task_type",
-            "subtype",
-            "tool_source",
+            *IDENTITY_FIELDS,
             "passed",
             "scored",
             "unscored",

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.csvcells import SafeDictWriter
 from evaluation.models import EvalRun
-from evaluation.reports import row_of
+from evaluation.reports import IDENTITY_FIELDS, row_of
 from evaluation.results.selectors import LANGUAGES, PAPER_COLUMNS, columns, group_by_protocol, protocols_of
 
 FORMATS = ("csv", "json", "latex", "markdown")
@@ -117,16 +117,7 @@ def render_leaderboard(rows: list[dict[str, Any]], *, fmt: str) -> str:
 
 
 TURN_CSV_FIELDS = (
-    "session_id",
-    "turn_index",
-    "language",
-    "variant",
-    "trial",
-    "scenario",
-    "tier",
-    "task_type",
-    "subtype",
-    "tool_source",
+    *IDENTITY_FIELDS,
     "score",
     "passed",
     "scored",
