@@ -4,8 +4,11 @@ import os
 import shutil
 import threading
 import time
+import warnings
 
+import psutil
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by fixtures are safe here.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -22,6 +25,100 @@ def browser_type_launch_args(browser_type_launch_args):
         "executable_path": CHROMIUM,
         "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
     }
+
+
+# How long closing a browser context may take before the browser is killed and launched again. A close normally takes
+# well under a second; once in a full PostgreSQL run (and once in CI) it never returned, after a test that had passed.
+CONTEXT_CLOSE_SECONDS = 30.0
+_BROWSER: dict = {}
+
+
+def close_seconds() -> float:
+    return CONTEXT_CLOSE_SECONDS  # read at each close, so a test can shorten it
+
+
+class BrowserCloseHung(pytest.PytestWarning):
+    """A browser context did not close in time: the browser was killed and relaunched (shown in the summary)."""
+
+
+def connected_browser(launch_browser):
+    current = _BROWSER.get("browser")
+    if current is None or not current.is_connected():
+        current = _BROWSER["browser"] = launch_browser()
+    return current
+
+
+@pytest.fixture(scope="session")
+def _browser_for_the_session(launch_browser):
+    # Depends on Playwright's session fixtures, so it is closed before Playwright stops.
+    yield
+    current = _BROWSER.pop("browser", None)
+    if current is not None and current.is_connected():
+        current.close()
+
+
+@pytest.fixture
+def browser(launch_browser, _browser_for_the_session):
+    """pytest-playwright's browser, launched again when a hung context close had it killed (see new_context)."""
+    return connected_browser(launch_browser)
+
+
+def browser_processes() -> list:
+    # The Chromium processes are children of Playwright's driver, itself a child of this pytest process.
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in proc.name().lower():
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _kill_browser_processes(killed: list) -> None:
+    for proc in browser_processes():
+        try:
+            proc.kill()
+            killed.append(proc.pid)
+        except psutil.NoSuchProcess:
+            pass
+
+
+@pytest.fixture
+def new_context(new_context, request):
+    """pytest-playwright's contexts, each closed with a bound: a close that hangs kills the browser, warns, and the
+    next test gets a new one, instead of the whole run waiting until CI gives up."""
+
+    def create(**kwargs):
+        context = new_context(**kwargs)
+        close = context.close
+        urls = []
+
+        def bounded_close(*args, **kw):
+            urls[:] = [p.url for p in context.pages]
+            killed: list = []
+            timer = threading.Timer(close_seconds(), _kill_browser_processes, args=(killed,))
+            timer.start()
+            try:
+                close(*args, **kw)
+            except PlaywrightError:
+                if not killed:
+                    raise
+            finally:
+                timer.cancel()
+            if killed:
+                warnings.warn(
+                    BrowserCloseHung(
+                        f"{request.node.nodeid}: closing the browser context took over {close_seconds():.0f} s "
+                        f"(pages: {urls}); Chromium was killed (pids {killed}) and is launched again"
+                    ),
+                    stacklevel=1,
+                )
+
+        context.close = bounded_close
+        return context
+
+    return create
 
 
 @pytest.fixture
