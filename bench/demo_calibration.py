@@ -65,7 +65,7 @@ def grade(sample) -> int:
     if missing:
         raise SystemExit(f"demo users missing ({', '.join(sorted(missing))}): run manage.py demo --no-serve first")
     items = list(sample.items.select_related("turn_result").order_by("position"))
-    ours = compiled.verdicts_for({ci.turn_result for ci in items})
+    ours = compiled.verdicts_for({ci.turn_result for ci in items}, compile_checked=True)
     n = 0
     for name, flip in GRADERS.items():
         rng = random.Random(f"{SEED}:{name}")

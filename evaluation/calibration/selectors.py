@@ -301,4 +301,4 @@ def _compiled_verdicts(by_unit: dict, *, judge: str | None, run_id: int | None) 
     results = TurnResult.objects.filter(pk__in=graded).only("pk", "run_id", "session_id", "turn_index", "trace")
     if run_id is not None:
         results = results.filter(run_id=run_id)
-    return verdicts_for(results)
+    return verdicts_for(results, compile_checked=True)

@@ -91,7 +91,8 @@ def compile_parsed(*, parsed: ParsedRecord, raw: Any, coverage: Coverage | None 
                 coverage.add(task_type=turn.fields["task_type"], outcome=outcome, has_zh=bool(item.text_zh.strip()))
 
 
-def _outcome(item: RubricItem) -> Outcome:
+def outcome_of(item: RubricItem) -> Outcome:
+    """The compiler's attempt on one stored item (its turn and the turn's steps are read)."""
     return attempt(
         text_en=item.text_en,
         text_zh=item.text_zh,
@@ -134,7 +135,7 @@ def compile_stored(
         for batch in _chunks(qs.iterator(chunk_size=CHUNK), CHUNK):
             changed: list[RubricItem] = []
             for item in batch:
-                outcome = _outcome(item)
+                outcome = outcome_of(item)
                 coverage.add(task_type=item.turn.task_type, outcome=outcome, has_zh=bool(item.text_zh.strip()))
                 if hook is not None and outcome.compiled is not None:
                     t = item.turn
@@ -193,6 +194,6 @@ def compile_turn(*, turn: Any, force: bool = True) -> int:
     """(Re)compile the undecided items of one turn (e.g. after its wording was edited); returns how many changed."""
     changed: list[RubricItem] = []
     for item in RubricItem.objects.select_for_update().filter(turn=turn).select_related("turn"):
-        _store(item, _outcome(item), force=force, dry_run=False, changed=changed)
+        _store(item, outcome_of(item), force=force, dry_run=False, changed=changed)
     RubricItem.objects.bulk_update(changed, list(_FIELDS))
     return len(changed)

@@ -68,10 +68,11 @@ def test_grade_items_then_open_the_agreement_page(page, live_server, screenshot_
 
     page.click("a:has-text('Agreement')")
     page.wait_for_selector("h1:has-text('Judge–physician agreement')")
-    assert page.locator("#judge-overall tbody tr").count() == 2  # rules and the LLM rejudge
+    # rules, the LLM rejudge, and the rules judge on the items' compiled wording
+    assert page.locator("#judge-overall tbody tr").count() == 3
     assert "95.37" in page.inner_text("#paper-reference")
     overall = {
         row.get_attribute("data-judge"): row.inner_text() for row in page.locator("#judge-overall tbody tr").all()
     }
-    assert set(overall) == {"rules", "llm:e2e"}
+    assert set(overall) == {"rules", "llm:e2e", "rules (compiled)"}
     page.screenshot(path=str(screenshot_dir / "calibration_agreement.png"), full_page=True)

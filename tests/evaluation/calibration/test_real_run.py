@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from evaluation.calibration import services, stats
+from evaluation.calibration.compiled import COMPILED_JUDGE
 from evaluation.models import EvalRun
 
 
@@ -37,6 +38,7 @@ def test_sample_grade_and_agree_on_a_real_run(sessions, tmp_path, client, physic
         assert "banner-ok" in client.post(save, {"item": item.item, "label": label}).content.decode()
     report = stats.agreement_report()
     # The physician graded exactly as the rules judge did: both runs (same judge) agree fully.
-    assert [j.judge for j in report.judges] == ["rules"]
+    # (the rules judge on the items' compiled wording comes second: the generator's checks are compiled to certify it)
+    assert [j.judge for j in report.judges] == ["rules", COMPILED_JUDGE]
     assert report.judges[0].overall.percent == pytest.approx(1.0)
     assert report.judges[0].runs == [run.pk]

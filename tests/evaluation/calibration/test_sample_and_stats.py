@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from evaluation.calibration import services, stats
+from evaluation.calibration.compiled import COMPILED_JUDGE
 from evaluation.models import CalibrationItem, PhysicianGrade, TurnResult
 
 
@@ -90,7 +91,8 @@ def test_report_per_judge_slices_and_physicians(judged, physicians):
     _grade_all(sample, physicians["reviewer2"], lambda tr, i: i != 1)
     report = stats.agreement_report()
     by_judge = {j.judge: j for j in report.judges}
-    assert set(by_judge) == {"rules", "llm:test"}  # the rejudge's verdicts on the same answers count
+    # The rejudge's verdicts on the same answers count; the rules judge on the compiled wording is recomputed.
+    assert set(by_judge) == {"rules", "llm:test", COMPILED_JUDGE}
     rules, llm = by_judge["rules"], by_judge["llm:test"]
     assert rules.overall.n == llm.overall.n == 64 and report.n_grades == 64
     assert rules.runs == [judged["rules"].pk] and llm.runs == [judged["llm"].pk]
@@ -107,7 +109,7 @@ def test_report_per_judge_slices_and_physicians(judged, physicians):
     assert [(p.rater_a, p.rater_b, p.n) for p in phys.pairs] == [("rev1", "rev2", 32)]
     only = stats.agreement_report(judge="llm:test")
     assert [j.judge for j in only.judges] == ["llm:test"]
-    assert [j.judge for j in stats.agreement_report(run_id=judged["rules"].pk).judges] == ["rules"]
+    assert [j.judge for j in stats.agreement_report(run_id=judged["rules"].pk).judges] == ["rules", COMPILED_JUDGE]
     with pytest.raises(ValueError, match="unknown judge 'gpt'"):
         stats.agreement_report(judge="gpt")
 

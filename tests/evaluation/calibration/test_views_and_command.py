@@ -160,7 +160,9 @@ def test_page_figures_equal_the_commands(client, judged, physicians):
     # The page labels the codes the command prints (English UI here): the same rows, the same figures.
     assert page == [_labelled(r) for r in command]
     assert ["rules judge", "Language", "English"] in [r[:3] for r in page]
-    assert len(page) == 2 * (1 + 2 + 4 + 2)  # 2 judges × (all, 2 languages, 4 task types, safety/non-safety)
+    # 3 judges (rules, llm:test, and the rules judge on the items' compiled wording) × (all, 2 languages, 4 task
+    # types, safety/non-safety)
+    assert len(page) == 3 * (1 + 2 + 4 + 2)
     assert "95.37" in html and "95.37" in out.getvalue()
     assert html.count("JUDGE-REASON-rules") == 8  # rules fails 8 non-safety items rev1 passed
     assert "/results/calibration/samples/" in html
