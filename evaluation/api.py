@@ -17,6 +17,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.exceptions import ValidationError
 
 from annotations.api.views import error_responses
+from evaluation.faults import fault_summary
 from evaluation.models import EvalRun, TurnResult
 from evaluation.reports import IDENTITY_FIELDS
 from evaluation.results.selectors import DEFAULT_PROTOCOL, run_protocol, turn_results, visible_results
@@ -54,8 +55,19 @@ class EvalRunSerializer(serializers.ModelSerializer):
 
 
 class EvalRunDetailSerializer(EvalRunSerializer):
+    faults = serializers.SerializerMethodField(
+        help_text=(
+            "Physicians' fault attributions (made after the run, so not in summary.json): the metrics on every "
+            "scored turn and without task-faulted turns, counts and shares per kind, the simulator-fault rate"
+        )
+    )
+
     class Meta(EvalRunSerializer.Meta):
-        fields = [*EvalRunSerializer.Meta.fields, "manifest", "summary"]
+        fields = [*EvalRunSerializer.Meta.fields, "manifest", "summary", "faults"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_faults(self, run: EvalRun) -> dict:
+        return fault_summary(run=run)
 
 
 class TurnResultSerializer(serializers.ModelSerializer):

@@ -101,6 +101,21 @@ def test_model_and_simulator_faults_reopen_nothing_and_give_the_simulator_rate(r
     assert summary["all"] == summary["without_task_faults"]
 
 
+def test_the_run_api_carries_both_views_and_the_simulator_rate(reviewed_run, client):
+    """A model developer reading the run over the API gets what the run page shows (summary.json predates it)."""
+    run, alice, _bob = reviewed_run
+    url = f"/api/runs/{run.pk}/"
+    client.force_login(alice)
+    assert client.get(url).json()["faults"] == {"attributed_results": 0, "judge": run.judge, "tau": 0.75}
+    result = _failed(run)
+    faults.attribute_fault(
+        result=result, physician=alice, kind="task", task_part="rubric_item", note="Item 2 is vague."
+    )
+    body = client.get(url).json()["faults"]
+    assert body == json.loads(json.dumps(faults.fault_summary(run=run)))
+    assert body["counts"]["task"] == 1 and body["all"]["turns"] > body["without_task_faults"]["turns"]
+
+
 @pytest.mark.parametrize(
     ("kind", "part", "note", "needle"),
     [
