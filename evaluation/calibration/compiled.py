@@ -22,7 +22,6 @@ from evaluation.dataset import EvalRubric
 from evaluation.judges.rules import judge_item
 from evaluation.models import EvalRun, TurnResult
 from scenarios.models import RubricItem
-from scenarios.rubric_compiler.services import outcome_of
 
 COMPILED_JUDGE = "rules (compiled)"
 COMPILED_STATES = ("suggested", "accepted", "edited")
@@ -44,6 +43,9 @@ def _rubric(row: RubricItem) -> EvalRubric:
 
 
 def _compiled_now(row: RubricItem) -> EvalRubric | None:
+    # Imported here: runeval imports this module (certification at run creation) and never compiles (~50 ms).
+    from scenarios.rubric_compiler.services import outcome_of
+
     compiled = outcome_of(row).compiled
     if compiled is None:
         return None
