@@ -128,9 +128,11 @@ def fmt_datetime(value: dt.datetime | dt.date | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, dt.datetime):
-        value = _aware(value).astimezone(dt.UTC)
+        # Naive values are UTC wall time already, and PostgreSQL hands back UTC: only another zone is converted.
+        if value.tzinfo is not None and value.tzinfo is not dt.UTC:
+            value = value.astimezone(dt.UTC)
         # isoformat is several times cheaper than strftime and the same text from year 1000 on (strftime's %Y
-        # does not pad earlier years)
+        # does not pad earlier years); [:19] drops an offset
         return value.isoformat(" ", "seconds")[:19] if value.year >= 1000 else value.strftime("%Y-%m-%d %H:%M:%S")
     return value.isoformat()
 

@@ -108,61 +108,58 @@ def _dose_text(rx: m.Prescription | Rx) -> str:
 
 
 def _request_resource(rx: m.Prescription | Rx, *, context: ToolContext) -> dict[str, Any]:
+    # Built key by key, absent elements left out as drop_none would (same keys, same order): the tool renders up to
+    # 50 of these per call, and this is most of its time beside the query (issue 37).
     status = rx_status(rx, context=context)
+    drug = rx.drug
     coding = []
     if rx.ndc and rx.ndc.strip("0"):
-        coding.append({"system": "http://hl7.org/fhir/sid/ndc", "code": rx.ndc, "display": rx.drug})
+        coding.append({"system": "http://hl7.org/fhir/sid/ndc", "code": rx.ndc, "display": drug})
     if rx.formulary_drug_cd:
-        coding.append({"system": "mimic-iv/formulary_drug_cd", "code": rx.formulary_drug_cd, "display": rx.drug})
-    medication: dict[str, Any] = {"text": rx.drug}
+        coding.append({"system": "mimic-iv/formulary_drug_cd", "code": rx.formulary_drug_cd, "display": drug})
+    medication: dict[str, Any] = {"text": drug}
     if coding:
         medication["coding"] = coding
+    dosage: dict[str, Any] = {}
+    text = _dose_text(rx)
+    if text:
+        dosage["text"] = text
+    if rx.route:
+        dosage["route"] = concept(rx.route)
+    per_day = rx.doses_per_24_hrs
+    if per_day:
+        dosage["timing"] = {"repeat": {"frequency": per_day, "period": 1, "periodUnit": "d"}}
     dose_value = _number(rx.dose_val_rx)
-    dosage = drop_none(
-        {
-            "text": _dose_text(rx) or None,
-            "route": concept(rx.route) if rx.route else None,
-            "timing": (
-                {"repeat": {"frequency": rx.doses_per_24_hrs, "period": 1, "periodUnit": "d"}}
-                if rx.doses_per_24_hrs
-                else None
-            ),
-            "doseAndRate": (
-                [{"doseQuantity": quantity(dose_value, rx.dose_unit_rx)}]
-                if dose_value is not None
-                else (
-                    [{"doseRange": {"text": f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip()}}]
-                    if rx.dose_val_rx
-                    else None
-                )
-            ),
-        }
-    )
-    period = drop_none(
-        {
-            "start": fmt_datetime(rx.starttime),
-            # a stop time after the cutoff is the future: not shown, the order reads as active
-            "end": fmt_datetime(rx.stoptime) if status == "completed" else None,
-        }
-    )
-    return drop_none(
-        {
-            "resourceType": "MedicationRequest",
-            "id": f"rx-{rx.pharmacy_id}",
-            "status": status,
-            "intent": "order",
-            "category": [concept(rx.drug_type)] if rx.drug_type else None,
-            "medicationCodeableConcept": medication,
-            "subject": ref("Patient", rx.subject_id),
-            "encounter": ref("Encounter", rx.hadm_id),
-            "authoredOn": fmt_datetime(rx.starttime),
-            "dosageInstruction": [dosage] if dosage else None,
-            "dispenseRequest": {"validityPeriod": period},
-            "extension": [{"url": "mimic-iv/prod_strength", "valueString": rx.prod_strength}]
-            if rx.prod_strength
-            else None,
-        }
-    )
+    if dose_value is not None:
+        dosage["doseAndRate"] = [{"doseQuantity": quantity(dose_value, rx.dose_unit_rx)}]
+    elif rx.dose_val_rx:
+        dosage["doseAndRate"] = [{"doseRange": {"text": f"{rx.dose_val_rx} {rx.dose_unit_rx or ''}".strip()}}]
+    start = fmt_datetime(rx.starttime)
+    period: dict[str, Any] = {}
+    if start is not None:
+        period["start"] = start
+    # a stop time after the cutoff is the future: not shown, the order reads as active
+    if status == "completed" and rx.stoptime is not None:
+        period["end"] = fmt_datetime(rx.stoptime)
+    out: dict[str, Any] = {
+        "resourceType": "MedicationRequest",
+        "id": f"rx-{rx.pharmacy_id}",
+        "status": status,
+        "intent": "order",
+    }
+    if rx.drug_type:
+        out["category"] = [concept(rx.drug_type)]
+    out["medicationCodeableConcept"] = medication
+    out["subject"] = ref("Patient", rx.subject_id)
+    out["encounter"] = ref("Encounter", rx.hadm_id)
+    if start is not None:
+        out["authoredOn"] = start
+    if dosage:
+        out["dosageInstruction"] = [dosage]
+    out["dispenseRequest"] = {"validityPeriod": period}
+    if rx.prod_strength:
+        out["extension"] = [{"url": "mimic-iv/prod_strength", "valueString": rx.prod_strength}]
+    return out
 
 
 def _search(
