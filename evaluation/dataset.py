@@ -371,16 +371,17 @@ def snapshots_available() -> bool:
 
 
 def from_snapshot(snapshot: Any) -> EvalDataset:
-    """The frozen sessions of a ready snapshot (``annotations.Snapshot``), checksum = its content checksum."""
-    from annotations.snapshots.selectors import iter_items
+    """The frozen sessions of a ready snapshot (``annotations.Snapshot``), checksum = its content checksum;
+    streamed like :func:`from_sessions`: a reference per frozen item, a session parsed while a job plays it."""
+    from evaluation.session_stream import SessionStream, stream_snapshot
 
-    sessions = tuple(session_from_record(json.loads(item.record_json)) for item in iter_items(snapshot=snapshot))
+    refs, checksum = stream_snapshot(snapshot, checksum=not snapshot.content_sha256)
     return EvalDataset(
         source="snapshot",
         label=snapshot.label,
         snapshot_id=snapshot.pk,
-        checksum=snapshot.content_sha256 or content_checksum(sessions),
-        sessions=sessions,
+        checksum=snapshot.content_sha256 or checksum,
+        sessions=SessionStream(refs),
     )
 
 

@@ -1,4 +1,4 @@
-"""Database sessions streamed instead of held: a run keeps a light reference per session and loads a
+"""Database sessions and snapshot items streamed instead of held: a run keeps a light reference per session and loads a
 session's turns, gold steps and rubric only while a job plays it (issue 37: memory flat in the number of
 sessions).
 
@@ -106,3 +106,33 @@ def stream_sessions(queryset: Any) -> tuple[tuple[SessionRef, ...], str]:
         checksum.add(session_json(session))
         refs.append(SessionRef(session.session_id, len(session.turns), row.pk, load_db_sessions, session.request_forms))
     return tuple(refs), checksum.hexdigest()
+
+
+def load_snapshot_sessions(refs: Sequence[SessionRef]) -> list[Any]:
+    """The ``EvalSession`` of each reference (frozen snapshot items, by item pk), in the references' order."""
+    import json
+
+    from annotations.models import SnapshotItem
+    from evaluation.dataset import session_from_record
+
+    texts = dict(SnapshotItem.objects.filter(pk__in=[r.pk for r in refs]).values_list("pk", "record_json"))
+    return [session_from_record(json.loads(texts[r.pk])) for r in refs]
+
+
+def stream_snapshot(snapshot: Any, *, checksum: bool) -> tuple[tuple[SessionRef, ...], str]:
+    """References to a ready snapshot's items (in its order) and, when asked (an older snapshot without a stored
+    content checksum), their content checksum; each record is parsed once here and again when played."""
+    import json
+
+    from annotations.snapshots.selectors import iter_items
+    from evaluation.dataset import session_from_record, session_json
+
+    refs, digest = [], Checksum()
+    for item in iter_items(snapshot=snapshot):
+        session = session_from_record(json.loads(item.record_json))
+        if checksum:
+            digest.add(session_json(session))
+        refs.append(
+            SessionRef(session.session_id, len(session.turns), item.pk, load_snapshot_sessions, session.request_forms)
+        )
+    return tuple(refs), digest.hexdigest() if checksum else ""

@@ -78,9 +78,11 @@ def dataset_for_run(manifest: dict[str, Any]) -> ds.EvalDataset:
     """The dataset a stored run evaluated (for --resume / --rejudge); refuses one whose content changed."""
     info = manifest.get("dataset") or {}
     if info.get("source") == "snapshot":
+        from evaluation.session_stream import SessionStream
+
         data = load_dataset(snapshot=str(info.get("label")))
-        ids = info.get("session_ids") or []
-        chosen = tuple(s for s in data.sessions if s.session_id in set(ids))
+        ids = set(info.get("session_ids") or [])
+        chosen = SessionStream(r for r in data.entries() if r.session_id in ids)
         return ds.EvalDataset(data.source, data.label, data.snapshot_id, data.checksum, chosen)
     from evaluation.session_stream import SessionStream
     from scenarios.models import Session

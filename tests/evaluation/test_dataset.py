@@ -74,3 +74,37 @@ def test_streamed_sessions_hold_references_and_keep_the_checksum(sessions):
     limited = from_sessions(Session.objects.all(), limit=2)
     assert [r.session_id for r in limited.entries()] == [s.session_id for s in loaded[:2]]
     assert limited.checksum == old_checksum(loaded[:2]) == data.limited(2).checksum
+
+
+def test_a_snapshot_is_streamed_like_the_database(sessions, settings, tmp_path):
+    """Issue 37 item 3 for frozen sets: a snapshot dataset keeps one reference per frozen item and parses a record
+    while a job plays it; the sessions equal those of the frozen lines read whole, and --resume's selection streams."""
+    from annotations.snapshots.selectors import iter_items
+    from annotations.snapshots.services import create_snapshot
+    from evaluation.dataset import from_snapshot
+    from evaluation.session_stream import SessionRef, SessionStream
+    from evaluation.setup import dataset_for_run
+    from scenarios.models import Turn
+    from tests.annotations.conftest import approve_as_is, make_user
+
+    settings.VAR_DIR = tmp_path
+    approve_as_is(Turn.objects.filter(session__in=sessions))
+    snapshot = create_snapshot(user=make_user("root", "admin"))
+    data = from_snapshot(snapshot)
+    assert isinstance(data.sessions, SessionStream) and all(isinstance(r, SessionRef) for r in data.entries())
+    whole = [session_from_record(json.loads(item.record_json)) for item in iter_items(snapshot=snapshot)]
+    assert list(data.sessions) == whole and data.entries()[1].load() == whole[1]
+    assert data.checksum == snapshot.content_sha256 and len(data.sessions) == len(sessions)
+    # An older snapshot without a stored checksum gets the one computed over its records, as before.
+    # (a ready snapshot cannot be changed: the attribute is blanked in memory only)
+    from evaluation.dataset import content_checksum
+
+    stored, snapshot.content_sha256 = snapshot.content_sha256, ""
+    assert from_snapshot(snapshot).checksum == content_checksum(whole)
+    snapshot.content_sha256 = stored
+
+    ids = [whole[2].session_id, whole[0].session_id]
+    manifest = {"dataset": {"source": "snapshot", "label": snapshot.label, "session_ids": ids}}
+    chosen = dataset_for_run(manifest)
+    assert isinstance(chosen.sessions, SessionStream)
+    assert list(chosen.sessions) == [whole[0], whole[2]]  # snapshot order, as before
