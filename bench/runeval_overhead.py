@@ -186,7 +186,9 @@ def schedule_bound(*, job_calls: list[int], latency_s: float, slots: int) -> flo
 def _whole_command(args) -> None:
     """(c) and (d), smallest set first: the database holds only as many sessions as the step needs
     (rounded up to whole copies of the demo), as a runeval that read every session would show."""
-    from bench.runeval_command import clone_sessions, drop_clones, run_command
+    from bench.runeval_command import clone_sessions, compile_project, drop_clones, run_command
+
+    compile_project()
 
     steps = [("d", int(x)) for x in args.memory_sizes.split(",")] if "d" in args.parts else []
     steps += [("c", args.command_sessions)] if "c" in args.parts else []

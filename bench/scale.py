@@ -103,7 +103,9 @@ def _admin(sql: str, url: str) -> None:
 
 
 def _size_env(n: int, work: Path, pg_url: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
+    # Without the broker (stages run in-process) and with bytecode cached, as a user's commands start.
+    drop = ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["DJANGO_SETTINGS_MODULE"] = "physreview.settings"
     var = work / f"var-{n}"
     shutil.rmtree(var, ignore_errors=True)  # a fresh set each time, as the PostgreSQL database below
