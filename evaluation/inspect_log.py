@@ -10,6 +10,8 @@ module turns a stored run into one (``runeval --log-format inspect``, ``manage.p
 * **scores** per sample: ``rubric`` (items passed / items scored, NaN when nothing was scored; the
   verdicts with the judge's reasons in its metadata), ``items`` (each rubric item ``C``/``I``, ``None``
   when unscored) and the turn's pass at τ 0.60 and 0.75 (``C``/``I``);
+* the turn's **transcript** as Inspect events (a model event per call, a tool event per result, a score event per
+  score: :mod:`evaluation.inspect_events`), so ``inspect view``'s Transcript tab shows the turn step by step;
 * the **run manifest**, status and PhysReview's own metrics (``summary.json``'s ``metrics``) as the log's
   metadata; the run's pooled scores as the log's results.
 
@@ -28,6 +30,7 @@ from typing import Any
 
 from evaluation.dataset import EvalSession
 from evaluation.inspect_conversation import RunSessions, chat_messages, run_protocol, with_history
+from evaluation.inspect_events import transcript_events
 from evaluation.metrics import TAUS
 from evaluation.models import EvalRun, EvalStatus, TurnResult
 from evaluation.reports import identity_of
@@ -128,7 +131,7 @@ def sample_id(result: TurnResult) -> str:
 
 
 def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], session: EvalSession | None) -> Any:
-    from inspect_ai.log import EvalError, EvalSample
+    from inspect_ai.log import EvalError, EvalSample, condense_sample
     from inspect_ai.model import ModelOutput
 
     trace = result.trace or {}
@@ -138,16 +141,24 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
     wall = float(timing.get("wall_s") or 0.0)
     answer = str(trace.get("answer") or "")
     stop = "max_tokens" if trace.get("truncations") else "stop"
-    return EvalSample(
+    messages = chat_messages(run=run, history=history, trace=trace)
+    scores = _scores(result=result, answer=answer)
+    started = result.created_at - timedelta(seconds=wall)
+    own_from = len(messages) - len(chat_messages(run=run, history=[], trace=trace))
+    events = transcript_events(
+        model=run.model, messages=messages, own_from=own_from, scores=scores, target=target, at=started
+    )
+    sample = EvalSample(
         id=sample_id(result),
         epoch=result.trial + 1,
         input=str(trace.get("request") or ""),
         target=target,
-        messages=chat_messages(run=run, history=history, trace=trace),
+        messages=messages,
         output=ModelOutput.from_content(
             model=run.model, content=answer, stop_reason=stop, error=result.infra_error or None
         ),
-        scores=_scores(result=result, answer=answer),
+        scores=scores,
+        events=events,
         metadata={
             **identity_of(result),
             "end_reason": trace.get("end_reason"),
@@ -159,7 +170,7 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
         },
         model_usage=_usage(run.model, trace.get("usage") or {}),
         completed_at=result.created_at.isoformat(),
-        started_at=(result.created_at - timedelta(seconds=wall)).isoformat(),
+        started_at=started.isoformat(),
         total_time=round(wall, 3),
         working_time=round(max(wall - float(timing.get("backoff_s") or 0.0), 0.0), 3),
         # A turn the endpoint failed is Inspect's errored sample (its score is unscored, not a fail).
@@ -167,6 +178,8 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
         if result.infra_error
         else None,
     )
+    # The transcript's repeated inputs pooled, as Inspect's own logs are (read_eval_log resolves them on demand).
+    return condense_sample(sample)
 
 
 _COUNT_KEYS = (

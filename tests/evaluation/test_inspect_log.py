@@ -11,6 +11,7 @@ import math
 
 import pytest
 from django.core.management import CommandError, call_command
+from inspect_ai.event import ModelEvent, ScoreEvent, ToolEvent
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
 
@@ -31,7 +32,7 @@ def test_runeval_writes_an_eval_log_that_inspect_reads_back(sessions, tmp_path):
         tmp_path / "out", "--model", "rules:oracle", "--judge", "rules", "--language", "both", "--limit", "3"
     )
     run = EvalRun.objects.get(pk=summary["run_id"])
-    log = read_eval_log(str(path))
+    log = read_eval_log(str(path), resolve_attachments=True)
     results = {(sample_id(r), r.trial + 1): r for r in TurnResult.objects.filter(run=run)}
 
     assert log.status == "success" and log.eval.model == "rules:oracle"
@@ -67,6 +68,21 @@ def test_runeval_writes_an_eval_log_that_inspect_reads_back(sessions, tmp_path):
         assert [c.function for c in calls] == [c["name"] for c in result.trace["calls"]]
         answered = {m.tool_call_id: m.function for m in sample.messages if isinstance(m, ChatMessageTool)}
         assert all(answered.get(c.id) == c.function for c in calls)
+        # The Transcript tab: a model event per call of this turn (its input the conversation before it), a
+        # tool event per result, a score event per score.
+        models = [e for e in sample.events if isinstance(e, ModelEvent)]
+        assert len(models) == sum(isinstance(m, ChatMessageAssistant) for m in own) >= 1
+        assert models[-1].output.completion == result.trace["answer"]
+        first_call = len(sample.messages) - len(own) + next(
+            i for i, m in enumerate(own) if isinstance(m, ChatMessageAssistant)
+        )
+        assert [m.text for m in models[0].input] == [m.text for m in sample.messages[:first_call]]
+        tools = [e for e in sample.events if isinstance(e, ToolEvent)]
+        assert [(e.id, e.function) for e in tools] == [
+            (m.tool_call_id, m.function) for m in own if isinstance(m, ChatMessageTool)
+        ]
+        assert [e.arguments for e in tools] == [c.arguments for c in calls][: len(tools)]
+        assert {e.scorer for e in sample.events if isinstance(e, ScoreEvent)} == set(sample.scores)
 
     # Pooled scores agree with the DB and, per language, with summary.json.
     scored = [r.score for r in results.values() if r.score is not None]
