@@ -73,8 +73,8 @@ def test_runeval_writes_an_eval_log_that_inspect_reads_back(sessions, tmp_path):
         models = [e for e in sample.events if isinstance(e, ModelEvent)]
         assert len(models) == sum(isinstance(m, ChatMessageAssistant) for m in own) >= 1
         assert models[-1].output.completion == result.trace["answer"]
-        first_call = len(sample.messages) - len(own) + next(
-            i for i, m in enumerate(own) if isinstance(m, ChatMessageAssistant)
+        first_call = (
+            len(sample.messages) - len(own) + next(i for i, m in enumerate(own) if isinstance(m, ChatMessageAssistant))
         )
         assert [m.text for m in models[0].input] == [m.text for m in sample.messages[:first_call]]
         tools = [e for e in sample.events if isinstance(e, ToolEvent)]
