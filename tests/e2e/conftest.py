@@ -2,8 +2,10 @@
 
 import os
 import shutil
+import sys
 import threading
 import time
+import traceback
 import warnings
 
 import psutil
@@ -75,7 +77,23 @@ def browser_processes() -> list:
     return found
 
 
-def _kill_browser_processes(killed: list) -> None:
+def _server_state(app) -> str:
+    """What the live server was doing when a close hung: requests in flight and where its request threads were."""
+    if not isinstance(app, _InFlightRequests):
+        return "no live server"
+    frames = sys._current_frames()
+    where = []
+    for thread in threading.enumerate():
+        stack = traceback.extract_stack(frames.get(thread.ident)) if thread.ident in frames else []
+        if any("process_request" in f.name for f in stack):
+            mine = [f for f in stack if "/work/" in f.filename or "/tests/" in f.filename][-1:] or stack[-1:]
+            where.append(f"{thread.name} at {mine[0].name}:{mine[0].lineno}" if mine else thread.name)
+    return f"live server serving {app.serving} request(s); request threads: {where or 'none'}"
+
+
+def _kill_browser_processes(killed: list, state: list | None = None, app=None) -> None:
+    if state is not None:
+        state.append(_server_state(app))
     for proc in browser_processes():
         try:
             proc.kill()
@@ -93,11 +111,14 @@ def new_context(new_context, request):
         context = new_context(**kwargs)
         close = context.close
         urls = []
+        # Read here, in the test's thread: the watchdog below only reads the counter.
+        app = request.getfixturevalue("live_server").thread.httpd.get_app() if _uses_live_server(request) else None
 
         def bounded_close(*args, **kw):
             urls[:] = [p.url for p in context.pages]
             killed: list = []
-            timer = threading.Timer(close_seconds(), _kill_browser_processes, args=(killed,))
+            state: list = []
+            timer = threading.Timer(close_seconds(), _kill_browser_processes, args=(killed, state, app))
             timer.start()
             try:
                 close(*args, **kw)
@@ -110,7 +131,8 @@ def new_context(new_context, request):
                 warnings.warn(
                     BrowserCloseHung(
                         f"{request.node.nodeid}: closing the browser context took over {close_seconds():.0f} s "
-                        f"(pages: {urls}); Chromium was killed (pids {killed}) and is launched again"
+                        f"(pages: {urls}; {'; '.join(state)}); Chromium was killed (pids {killed}) and is launched "
+                        "again"
                     ),
                     stacklevel=1,
                 )
@@ -119,6 +141,10 @@ def new_context(new_context, request):
         return context
 
     return create
+
+
+def _uses_live_server(request) -> bool:
+    return "live_server" in request.fixturenames
 
 
 @pytest.fixture
