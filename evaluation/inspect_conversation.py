@@ -83,6 +83,14 @@ def with_history(results: list[TurnResult], *, protocol: str, sessions: RunSessi
     return out
 
 
+CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})  # the roles chat_messages converts (others dropped)
+
+
+def converted_count(messages: list[dict[str, Any]]) -> int:
+    """How many chat messages :func:`chat_messages` makes of these: where a turn's own messages start."""
+    return sum(m.get("role") in CHAT_ROLES for m in messages)
+
+
 def chat_messages(*, run: EvalRun, history: list[dict[str, Any]], trace: dict[str, Any]) -> list[Any]:
     """OpenAI-shaped messages as Inspect chat messages; tool results carry their function and an error
     when the tool layer refused the call (invalid arguments, unknown tool)."""

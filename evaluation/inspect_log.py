@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.dataset import EvalSession
-from evaluation.inspect_conversation import RunSessions, chat_messages, run_protocol, with_history
+from evaluation.inspect_conversation import RunSessions, chat_messages, converted_count, run_protocol, with_history
 from evaluation.inspect_events import transcript_events
 from evaluation.metrics import TAUS
 from evaluation.models import EvalRun, EvalStatus, TurnResult
@@ -144,7 +144,7 @@ def _sample(*, run: EvalRun, result: TurnResult, history: list[dict[str, Any]], 
     messages = chat_messages(run=run, history=history, trace=trace)
     scores = _scores(result=result, answer=answer)
     started = result.created_at - timedelta(seconds=wall)
-    own_from = len(messages) - len(chat_messages(run=run, history=[], trace=trace))
+    own_from = converted_count(history)
     events = transcript_events(
         model=run.model, messages=messages, own_from=own_from, scores=scores, target=target, at=started
     )
