@@ -7,6 +7,7 @@ import threading
 import time
 import traceback
 import warnings
+from pathlib import Path
 
 import psutil
 import pytest
@@ -77,6 +78,9 @@ def browser_processes() -> list:
     return found
 
 
+_PROJECT = str(Path(__file__).resolve().parents[2])
+
+
 def _server_state(app) -> str:
     """What the live server was doing when a close hung: requests in flight and where its request threads were."""
     if not isinstance(app, _InFlightRequests):
@@ -86,7 +90,8 @@ def _server_state(app) -> str:
     for thread in threading.enumerate():
         stack = traceback.extract_stack(frames.get(thread.ident)) if thread.ident in frames else []
         if any("process_request" in f.name for f in stack):
-            mine = [f for f in stack if "/work/" in f.filename or "/tests/" in f.filename][-1:] or stack[-1:]
+            ours = [f for f in stack if f.filename.startswith(_PROJECT) and "/.venv/" not in f.filename]
+            mine = ours[-1:] or stack[-1:]
             where.append(f"{thread.name} at {mine[0].name}:{mine[0].lineno}" if mine else thread.name)
     return f"live server serving {app.serving} request(s); request threads: {where or 'none'}"
 
